@@ -1,0 +1,164 @@
+"""The neutral conversation model that every provider converts to and from.
+
+One message shape for the whole harness: the loop, the records, the checkpoints and
+every wire-format module speak it. It must stay JSON round-trippable (``to_dict`` /
+``from_dict``) because checkpoints restore it and must give the same request again,
+byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass
+class ToolCall:
+    """One tool call the assistant asked for.
+
+    ``arguments`` is the parsed object; when the provider's arguments could not be
+    read, ``arguments`` is empty and ``parse_error`` says why, with ``raw_arguments``
+    keeping the text as received (the loop answers it with a tool error, it never crashes).
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "raw_arguments": self.raw_arguments,
+            "parse_error": self.parse_error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=dict(data.get("arguments") or {}),
+            raw_arguments=data.get("raw_arguments"),
+            parse_error=data.get("parse_error"),
+        )
+
+
+@dataclass
+class Message:
+    """A message of any role.
+
+    ``reasoning`` keeps thinking blocks apart from the answer (never shown to graders);
+    ``provider_data`` carries what a provider needs sent back verbatim (Gemini's thought
+    signatures, Anthropic's signed thinking blocks), keyed by wire format.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    provider_data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "reasoning": self.reasoning,
+            "provider_data": self.provider_data,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            reasoning=data.get("reasoning"),
+            provider_data=dict(data.get("provider_data") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as offered to the model: name, description and JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+StopReason = Literal[
+    "end_turn",  # the model finished its message
+    "tool_calls",  # the model asked for tools
+    "max_tokens",  # cut off at the output limit (a graded outcome)
+    "context_too_long",  # the request did not fit the context (a graded outcome)
+    "refusal",  # the provider refused to answer (a graded outcome)
+    "other",
+]
+
+
+@dataclass
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{k: data.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens")})
+
+
+@dataclass
+class ChatRequest:
+    """Everything a provider needs for one request; its JSON form is hashed for resume."""
+
+    model: str
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    max_output_tokens: int
+    tool_choice: Literal["auto", "none", "required"] = "auto"
+    stream: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": [m.to_dict() for m in self.messages],
+            "tools": [t.to_dict() for t in self.tools],
+            "max_output_tokens": self.max_output_tokens,
+            "tool_choice": self.tool_choice,
+            "stream": self.stream,
+        }
+
+
+@dataclass
+class ChatResponse:
+    """One answer: the assistant message, why it stopped, usage and provider extras."""
+
+    message: Message
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+    provider: dict[str, Any] = field(default_factory=dict)  # e.g. response id, model as served
