@@ -201,6 +201,7 @@ class Task:
     repeats: int = 1
     file: str = ""
     line: int = 0
+    version: str = "1"  # the task file's ``task_version``: bump it when the task changes
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,3 @@
+from pytest_assistant_eval.cli import main
+
+raise SystemExit(main())

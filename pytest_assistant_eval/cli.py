@@ -1,0 +1,138 @@
+"""The ``assistant-eval`` command: an argparse front door with no logic of its own.
+
+Each subcommand parses its options and calls one plain function. ``run`` hands over to
+pytest with the opt-in plugin; nothing after the run imports pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+
+def default_calibration_dir() -> Path:
+    """The shipped calibration folder: beside the package in a checkout, else ./calibration."""
+    beside = Path(__file__).resolve().parent.parent / "calibration"
+    return beside if (beside / "levels.yaml").exists() else Path.cwd() / "calibration"
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.world.errors import WorldError
+
+    source = args.calibration / "world"
+    try:
+        world = build_world(args.out, source, replace=args.replace)
+    except WorldError as exc:
+        print(f"assistant-eval build: {exc}", file=sys.stderr)
+        return 2
+    print(f"Built the grounding world: {world}")
+    return 0
+
+
+def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
+    calibration = args.calibration.resolve()
+    argv = ["-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
+            "--world", str(Path(args.world).resolve()), "--out", str(Path(args.out).resolve())]
+    if args.provider:
+        argv += ["--provider", args.provider]
+    for model in args.model:
+        argv += ["--model", model]
+    for name in ("levels", "repeats", "base_url", "pace"):
+        value = getattr(args, name)
+        if value is not None:
+            argv += [f"--{name.replace('_', '-')}", str(value)]
+    for flag in ("resume", "accept_data_notice", "no_stream", "group_by_route"):
+        if getattr(args, flag):
+            argv.append(f"--{flag.replace('_', '-')}")
+    if args.workers is not None:
+        argv += ["-n", str(args.workers)]
+    argv += list(extra)
+    argv.append(str(calibration / "cells.py"))
+    return argv
+
+
+def _cmd_run(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    import pytest
+
+    code = pytest.main(pytest_args_for_run(args, extra))
+    return int(code)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--world", required=True, help="the built grounding world (DIR/'Grounding world ä')")
+    p.add_argument("--out", required=True, help="results folder (a parent folder for several models)")
+    p.add_argument("--provider", help="provider preset for --model")
+    p.add_argument("--model", action="append", default=[], help="MODEL, or PRESET:MODEL; repeatable")
+    p.add_argument("--levels", help="comma-separated levels")
+    p.add_argument("--repeats", type=int)
+    p.add_argument("--base-url")
+    p.add_argument("--pace", type=float)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--accept-data-notice", action="store_true")
+    p.add_argument("--no-stream", action="store_true")
+    p.add_argument("--group-by-route", action="store_true")
+    p.add_argument("-n", "--workers", help="xdist workers (a number or 'auto')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assistant-eval", description=(
+        "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))
+    parser.add_argument("--calibration", type=Path, default=default_calibration_dir(),
+                        help="the calibration folder (cases, key, levels, world fixtures)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("build", help="build the grounding world from calibration/world")
+    p.add_argument("--out", type=Path, required=True, help="folder to build 'Grounding world ä' in")
+    p.add_argument("--replace", action="store_true", help="replace an existing world (its results can no longer be resumed)")
+
+    p = sub.add_parser("run", help="run cells (pytest with the plugin); unknown options go to pytest")
+    _add_run_options(p)
+
+    p = sub.add_parser("grade-ai", help="grade results folders: automatic checks, then the judge")
+    p.add_argument("results", nargs="+", type=Path)
+    p.add_argument("--dir", type=Path, required=True, help="the grading folder")
+    p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
+    p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
+
+    p = sub.add_parser("leaderboard", help="the per-assistant table of task runs")
+    p.add_argument("--dir", type=Path, required=True, help="a grading folder")
+
+    p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
+    p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"), help="where the demo writes")
+    p.add_argument("-n", "--workers", default=None, help="xdist workers (default: the machine's cores)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "run":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "build":
+        return _cmd_build(args)
+    if args.command == "run":
+        return _cmd_run(args, extra)
+    if args.command == "grade-ai":
+        from pytest_assistant_eval.grading.folder import grade_command
+
+        return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model)
+    if args.command == "leaderboard":
+        from pytest_assistant_eval.tables.leaderboard import leaderboard_command
+
+        return leaderboard_command(args.dir)
+    if args.command == "demo":
+        from pytest_assistant_eval.demo import demo_command
+
+        workers = args.workers or str(max(1, min(os.cpu_count() or 1, 4)))
+        return demo_command(args.out, args.calibration, workers)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

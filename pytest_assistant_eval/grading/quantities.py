@@ -1,0 +1,757 @@
+"""Numbers and quantities in free text and in tool results.
+
+The automatic checks (S6.1) need to know which numbers an answer states, in which
+unit, whether a number came from a tool result (possibly converted: 1200 m from
+``distance_km: 1.2``), whether it is a shown calculation or a general constant.
+This module does only that reading; it never decides a verdict.
+
+Number formats (``find_quantities``)
+-----------------------------------
+* ``1050``, ``1,050``, ``1,050.5``: a comma followed by exactly three digits is a
+  thousands separator (English convention, the one the world and most models use).
+* ``1 050`` / ``1 050,5``: a single space, no-break space (U+00A0), narrow
+  no-break space (U+202F) or thin space (U+2009) followed by exactly three digits
+  is a thousands separator when the first group has one to three digits.
+* ``1.050,5`` and ``1.050.000``: dots are thousands separators only when that is
+  unambiguous: either a decimal comma follows, or there are two or more dot groups.
+  A single dot is always a decimal point (``1.050`` is 1.05).
+* ``12,5`` / ``95,50``: a comma followed by anything but exactly three digits is a
+  decimal comma.
+* A sign (``-``, ``+`` or U+2212 minus) directly before the digits makes a negative
+  number unless it follows a letter, digit or separator (``10-20`` is a range, so
+  20 is positive).
+
+What is not a quantity (the skipping rule)
+------------------------------------------
+A number is skipped when it is part of
+
+1. a date or a time (see ``find_dates``): ISO dates and date-times, ``02.04.2026``,
+   ``2/4/2026``, ``09:30``, ``9 am``, ``2 April 2026``, ``April 2``, ``April 2026``,
+   and a year after *in, since, until, by, year, of*;
+2. an id: a token that starts with a letter and joins segments with ``-``, ``_`` or
+   ``#`` (``L-104``, ``card-2``, ``ch-0011``, ``run_2``), or ``#12``;
+3. a word: digits glued to letters before (``G05``) or after (``5th``, ``2x``)
+   unless the letters after are a unit (``5km``, ``2GB``);
+4. card digits: four digits after *ending (in/with), ends in/with, last four
+   (digits)*, or after a mask such as ``••••`` or ``****``.
+
+Canonical units and their dimensions (base unit first)
+------------------------------------------------------
+length ``m``: ``mm cm m km``;  area ``m²``: ``cm² m² ha km²``;
+energy ``Wh``: ``Wh kWh MWh GWh TWh``;
+data ``B`` (decimal: kB = 10^3 B, MB = 10^6 B, GB = 10^9 B, TB = 10^12 B, the SI
+convention that storage vendors and mail limits use; ``KiB MiB GiB TiB`` are
+binary and kept apart by name);
+time ``s``: ``ms s min h day week``; nights ``night``; percent ``%``;
+currencies ``EUR USD GBP``, each its own dimension (``currency:EUR``...), never converted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Quantity",
+    "DateMention",
+    "Calculation",
+    "UNITS",
+    "CONSTANTS",
+    "find_quantities",
+    "find_dates",
+    "to_base",
+    "same_quantity",
+    "numbers_in_json",
+    "unit_from_key",
+    "is_sourced",
+    "find_calculations",
+    "is_constant",
+    "canonical_unit",
+]
+
+
+# ---------------------------------------------------------------------------
+# Units
+# ---------------------------------------------------------------------------
+
+#: canonical unit -> (dimension, factor to the dimension's base unit)
+UNITS: dict[str, tuple[str, float]] = {
+    "mm": ("length", 1e-3),
+    "cm": ("length", 1e-2),
+    "m": ("length", 1.0),
+    "km": ("length", 1e3),
+    "cm²": ("area", 1e-4),
+    "m²": ("area", 1.0),
+    "ha": ("area", 1e4),
+    "km²": ("area", 1e6),
+    "Wh": ("energy", 1.0),
+    "kWh": ("energy", 1e3),
+    "MWh": ("energy", 1e6),
+    "GWh": ("energy", 1e9),
+    "TWh": ("energy", 1e12),
+    "B": ("data", 1.0),
+    "kB": ("data", 1e3),
+    "MB": ("data", 1e6),
+    "GB": ("data", 1e9),
+    "TB": ("data", 1e12),
+    "KiB": ("data", 2.0**10),
+    "MiB": ("data", 2.0**20),
+    "GiB": ("data", 2.0**30),
+    "TiB": ("data", 2.0**40),
+    "ms": ("time", 1e-3),
+    "s": ("time", 1.0),
+    "min": ("time", 60.0),
+    "h": ("time", 3600.0),
+    "day": ("time", 86400.0),
+    "week": ("time", 604800.0),
+    "night": ("nights", 1.0),
+    "%": ("percent", 1.0),
+    "EUR": ("currency:EUR", 1.0),
+    "USD": ("currency:USD", 1.0),
+    "GBP": ("currency:GBP", 1.0),
+}
+
+# Spellings matched case-insensitively (unambiguous words and multi-letter symbols).
+_CI_SPELLINGS: dict[str, str] = {}
+
+
+def _add(canonical: str, *spellings: str) -> None:
+    for s in spellings:
+        _CI_SPELLINGS[s.lower()] = canonical
+
+
+_add("mm", "mm", "millimetres", "millimeters", "millimetre", "millimeter")
+_add("cm", "cm", "centimetres", "centimeters", "centimetre", "centimeter")
+_add("m", "metres", "meters", "metre", "meter")
+_add("km", "km", "kilometres", "kilometers", "kilometre", "kilometer")
+_add("cm²", "cm²", "cm2", "square centimetres", "square centimeters")
+_add(
+    "m²", "m²", "m2", "sqm", "sq m", "sq. m", "sq.m.", "sq.m", "square metres", "square meters",
+    "square metre", "square meter",
+)
+_add("ha", "ha", "hectares", "hectare")
+_add("km²", "km²", "km2", "sq km", "square kilometres", "square kilometers")
+_add("Wh", "wh", "watt-hours", "watt hours", "watt-hour", "watt hour")
+_add("kWh", "kwh", "kilowatt-hours", "kilowatt hours", "kilowatt-hour", "kilowatt hour")
+_add("MWh", "mwh", "megawatt-hours", "megawatt hours", "megawatt-hour", "megawatt hour")
+_add("GWh", "gwh", "gigawatt-hours", "gigawatt hours", "gigawatt-hour", "gigawatt hour")
+_add("TWh", "twh", "terawatt-hours", "terawatt hours", "terawatt-hour", "terawatt hour")
+_add("B", "bytes", "byte")
+_add("kB", "kb", "kilobytes", "kilobyte")
+_add("MB", "mb", "megabytes", "megabyte")
+_add("GB", "gb", "gigabytes", "gigabyte")
+_add("TB", "tb", "terabytes", "terabyte")
+_add("KiB", "kib")
+_add("MiB", "mib")
+_add("GiB", "gib")
+_add("TiB", "tib")
+_add("ms", "ms", "milliseconds", "millisecond")
+_add("s", "seconds", "second", "secs", "sec")
+_add("min", "minutes", "minute", "mins", "min")
+_add("h", "hours", "hour", "hrs", "hr")
+_add("day", "days", "day")
+_add("week", "weeks", "week")
+_add("night", "nights", "night")
+_add("%", "%", "percent", "per cent")
+_add("EUR", "eur", "euros", "euro", "€")
+_add("USD", "usd", "dollars", "dollar", "$")
+_add("GBP", "gbp", "£")
+
+# Single letters whose case matters (M is mega, m is metre; b is a bit, B a byte).
+_CS_SPELLINGS: dict[str, str] = {"m": "m", "h": "h", "s": "s", "B": "B"}
+
+_SPACE = "[ \u00a0\u202f\u2009]"
+_CURRENCY_PREFIX = {"€": "EUR", "$": "USD", "£": "GBP", "eur": "EUR", "usd": "USD", "gbp": "GBP"}
+
+
+def _alternation(spellings: Iterable[str]) -> str:
+    parts = []
+    for s in sorted(spellings, key=len, reverse=True):
+        parts.append(re.escape(s).replace("\\ ", " ").replace(" ", _SPACE))
+    return "|".join(parts)
+
+
+_UNIT_RE = re.compile(
+    rf"(?P<gap>{_SPACE}?)(?P<unit>(?i:{_alternation(_CI_SPELLINGS)})|{_alternation(_CS_SPELLINGS)})"
+    r"(?![A-Za-z0-9_²³])"
+)
+
+
+def canonical_unit(spelling: str | None) -> str | None:
+    """The canonical unit name for a spelling (``"sqm"`` -> ``"m²"``), or None if unknown."""
+    if spelling is None:
+        return None
+    s = spelling.strip()
+    if s in UNITS:
+        return s
+    if s in _CS_SPELLINGS:
+        return _CS_SPELLINGS[s]
+    return _CI_SPELLINGS.get(re.sub(f"{_SPACE}+", " ", s).lower())
+
+
+# ---------------------------------------------------------------------------
+# Data classes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as stated in a text, with its canonical unit (None when unitless).
+
+    ``text`` is the exact slice ``source[start:end]`` including the unit and any
+    currency prefix. ``decimals`` is how many decimals the number was written
+    with (used to accept a rounded source value); it is not part of equality.
+    """
+
+    value: float
+    unit: str | None
+    text: str
+    start: int
+    end: int
+    decimals: int = field(default=0, compare=False)
+
+    @property
+    def dimension(self) -> str | None:
+        return UNITS[self.unit][0] if self.unit else None
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A date or time in a text. ``kind`` is date, time, datetime, month or year.
+
+    ``value`` is ISO-like: ``2026-04-02``, ``09:30``, ``2026-04-02T09:30``,
+    ``--04-02`` (a day without a year), ``2026-04`` (a month), ``2026`` (a year).
+    """
+
+    kind: str
+    value: str
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Calculation:
+    """Shown arithmetic such as ``3 × 95 EUR = 285 EUR``: operands, operators, result."""
+
+    operands: tuple[Quantity, ...]
+    operators: tuple[str, ...]
+    result: Quantity
+    computed: float
+    holds: bool
+    text: str
+    start: int
+    end: int
+
+
+# ---------------------------------------------------------------------------
+# Dates, ids and other spans that are not quantities
+# ---------------------------------------------------------------------------
+
+_MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+}
+_MONTH_ABBR = {m[:3]: n for m, n in _MONTHS.items()} | {"sept": 9}
+# Month names are matched capitalised only: "3 may be" is not the 3rd of May.
+_MONTH_RE = "(?:" + "|".join(
+    sorted([m.capitalize() for m in _MONTHS] + [a.capitalize() + r"\.?" for a in _MONTH_ABBR], key=len, reverse=True)
+) + r")(?![A-Za-z])"
+_ORD = r"(?:st|nd|rd|th)?"
+_AMPM = r"(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm])(?![A-Za-z]))"
+
+_DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "iso",
+        re.compile(
+            r"(?<![0-9])(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})"
+            r"(?:[T ](?P<t>[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])"
+        ),
+    ),
+    (
+        "dmy",
+        re.compile(
+            r"(?<![0-9.,/])(?P<d>[0-9]{1,2})(?P<sep>[./])(?P<m>[0-9]{1,2})(?P=sep)(?P<y>[0-9]{4}|[0-9]{2})(?![0-9]|[.,/][0-9])"
+        ),
+    ),
+    (
+        "day_month",
+        re.compile(
+            rf"(?<![0-9A-Za-z])(?P<d>[0-9]{{1,2}}){_ORD}(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
+        ),
+    ),
+    (
+        "month_day",
+        re.compile(
+            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9:])(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
+        ),
+    ),
+    ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
+    (
+        "time",
+        re.compile(rf"(?<![0-9:.,])(?P<h>[0-9]{{1,2}}):(?P<mi>[0-9]{{2}})(?::(?P<s>[0-9]{{2}}))?(?P<ap>{_AMPM})?(?![0-9:])"),
+    ),
+    ("time_ampm", re.compile(rf"(?<![0-9.,:])(?P<h>[0-9]{{1,2}})(?P<ap>{_AMPM})")),
+    (
+        "year",
+        re.compile(
+            rf"(?i:(?<![A-Za-z])(?:in|since|until|till|by|year|of|from|to)){_SPACE}+(?P<y>(?:19|20)[0-9]{{2}})(?![0-9]|[.,][0-9])"
+        ),
+    ),
+]
+
+
+def _month_number(name: str) -> int:
+    key = name.rstrip(".").lower()
+    return _MONTHS.get(key) or _MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
+
+
+def _ampm_hour(h: int, ap: str | None) -> int:
+    if not ap:
+        return h
+    pm = ap.strip().lower().startswith("p")
+    if h == 12:
+        return 12 if pm else 0
+    return h + 12 if pm else h
+
+
+def _date_value(kind: str, m: re.Match[str]) -> tuple[str, str]:
+    g = m.groupdict()
+    if kind == "iso":
+        day = f"{g['y']}-{g['m']}-{g['d']}"
+        if g["t"]:
+            return "datetime", f"{day}T{g['t'] if len(g['t'].split(':')[0]) == 2 else '0' + g['t']}"
+        return "date", day
+    if kind == "dmy":
+        y = g["y"] if len(g["y"]) == 4 else "20" + g["y"]
+        return "date", f"{y}-{int(g['m']):02d}-{int(g['d']):02d}"
+    if kind in ("day_month", "month_day"):
+        mon = _month_number(g["mon"])
+        if g.get("y"):
+            return "date", f"{g['y']}-{mon:02d}-{int(g['d']):02d}"
+        return "date", f"--{mon:02d}-{int(g['d']):02d}"
+    if kind == "month_year":
+        return "month", f"{g['y']}-{_month_number(g['mon']):02d}"
+    if kind in ("time", "time_ampm"):
+        h = _ampm_hour(int(g["h"]), g.get("ap"))
+        value = f"{h:02d}:{g.get('mi') or '00'}"
+        if g.get("s"):
+            value += f":{g['s']}"
+        return "time", value
+    return "year", g["y"]
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Dates and times in ``text``, in order, never overlapping (the earliest, longest wins)."""
+    found: list[DateMention] = []
+    for kind, pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            start, end = m.span()
+            if kind == "year":
+                # "in 2026" is a year; "in 2026 EUR" is an amount.
+                if _UNIT_RE.match(text, end):
+                    continue
+                start = m.start("y")
+            if any(start < d.end and d.start < end for d in found):
+                continue
+            k, value = _date_value(kind, m)
+            found.append(DateMention(k, value, text[start:end], start, end))
+    found.sort(key=lambda d: d.start)
+    return found
+
+
+_ID_RE = re.compile(
+    r"(?<![\w#])[A-Za-z][A-Za-z0-9]*(?:[-_#][A-Za-z0-9]+)+(?![\w])"
+    r"|(?<![\w])#[0-9]+(?![\w])"
+)
+_CARD_RE = re.compile(
+    rf"(?i:(?:ending|ends)(?:{_SPACE}+(?:in|with))?|last{_SPACE}+(?:four|4)(?:{_SPACE}+digits)?(?:{_SPACE}+(?:are|of))?)"
+    rf"[:{_SPACE}]*(?P<d>[0-9]{{4}})(?![0-9])"
+    rf"|(?:[•*xX·●]{{2,}}{_SPACE}?)(?P<m>[0-9]{{4}})(?![0-9])"
+)
+
+
+def _blocked_spans(text: str) -> list[tuple[int, int]]:
+    spans = [(d.start, d.end) for d in find_dates(text)]
+    for m in _ID_RE.finditer(text):
+        if any(ch.isdigit() for ch in m.group()):
+            spans.append(m.span())
+    for m in _CARD_RE.finditer(text):
+        group = "d" if m.group("d") else "m"
+        spans.append(m.span(group))
+    return spans
+
+
+# ---------------------------------------------------------------------------
+# Numbers and quantities
+# ---------------------------------------------------------------------------
+
+_NUMBER_RE = re.compile(
+    rf"""
+    (?:(?<![\w.,])(?P<sign>[-+\u2212]))?
+    (?<![\w.,])
+    (?:
+        (?P<en>[0-9]{{1,3}}(?:,[0-9]{{3}})+(?:\.[0-9]+)?)               # 1,050 / 1,050.5
+      | (?P<dots>[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?:,[0-9]+)?)         # 1.050.000 / 1.050.000,5
+      | (?P<de>[0-9]{{1,3}}\.[0-9]{{3}},[0-9]+)                          # 1.050,5
+      | (?P<sp>[0-9]{{1,3}}(?:{_SPACE}[0-9]{{3}})+(?:[.,][0-9]+)?)       # 1 050 / 1 050,5
+      | (?P<plain>[0-9]+(?:[.,][0-9]+)?)                                 # 1050 / 1050.5 / 12,5
+    )
+    (?![0-9])
+    """,
+    re.VERBOSE,
+)
+_PREFIX_RE = re.compile(rf"(?:(?<![A-Za-z])(?i:eur|usd|gbp)|[€$£]){_SPACE}?$")
+
+
+def _parse_number(m: re.Match[str]) -> tuple[float, int]:
+    """The value and the number of decimals written, from a ``_NUMBER_RE`` match."""
+    if m.group("en"):
+        raw = m.group("en").replace(",", "")
+    elif m.group("dots"):
+        raw = m.group("dots").replace(".", "").replace(",", ".")
+    elif m.group("de"):
+        raw = m.group("de").replace(".", "").replace(",", ".")
+    elif m.group("sp"):
+        raw = re.sub(_SPACE, "", m.group("sp")).replace(",", ".")
+    else:
+        digits = m.group("plain")
+        if "," in digits:
+            whole, frac = digits.split(",")
+            # A comma with exactly three digits after it is a thousands separator.
+            raw = whole + frac if len(frac) == 3 else whole + "." + frac
+        else:
+            raw = digits
+    decimals = len(raw.split(".")[1]) if "." in raw else 0
+    value = float(raw)
+    if m.group("sign") in ("-", "\u2212"):
+        value = -value
+    return value, decimals
+
+
+def find_quantities(text: str) -> list[Quantity]:
+    """Every number in ``text`` that is a quantity, in order (see the module doc for the rules)."""
+    blocked = _blocked_spans(text)
+    out: list[Quantity] = []
+    for m in _NUMBER_RE.finditer(text):
+        start, end = m.span()
+        digits_start = m.start(m.lastgroup) if m.lastgroup else start
+        if any(s <= digits_start < e for s, e in blocked):
+            continue
+        value, decimals = _parse_number(m)
+        unit: str | None = None
+        q_start, q_end = start, end
+
+        um = _UNIT_RE.match(text, end)
+        if um:
+            unit = canonical_unit(um.group("unit"))
+            q_end = um.end()
+        else:
+            after = text[end : end + 1]
+            # Glued to letters that are no unit: an ordinal or a word ("5th", "2x"), unless "x" is a times sign.
+            if after.isalpha() and not (after in "xX" and not text[end + 1 : end + 2].isalpha()):
+                continue
+        if unit is None:
+            window_start = max(0, start - 4)
+            pm = _PREFIX_RE.search(text[window_start:start])
+            if pm and not (window_start + pm.start() > 0 and text[window_start + pm.start() - 1].isalpha()):
+                unit = _CURRENCY_PREFIX[pm.group().strip(" \u00a0\u202f\u2009").lower()]
+                q_start = window_start + pm.start()
+        # "-€5" / "€-5" both read as minus five euros.
+        if unit in ("EUR", "USD", "GBP") and q_start > 0 and text[q_start - 1] in "-\u2212" and (
+            q_start < 2 or not text[q_start - 2].isalnum()
+        ):
+            value, q_start = -abs(value), q_start - 1
+        out.append(Quantity(value, unit, text[q_start:q_end], q_start, q_end, decimals))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Conversion and comparison
+# ---------------------------------------------------------------------------
+
+
+def to_base(q: Quantity | tuple[float, str | None] | float) -> tuple[float, str | None]:
+    """``(value in the dimension's base unit, dimension)``; a unitless number has dimension None."""
+    value, unit = _value_unit(q)
+    if unit is None:
+        return value, None
+    dimension, factor = UNITS[unit]
+    return value * factor, dimension
+
+
+def _value_unit(q: Quantity | tuple[float, str | None] | float) -> tuple[float, str | None]:
+    if isinstance(q, Quantity):
+        return q.value, q.unit
+    if isinstance(q, tuple):
+        value, unit = q
+        canon = canonical_unit(unit) if unit is not None else None
+        if unit is not None and canon is None:
+            raise ValueError(f"unknown unit {unit!r}")
+        return float(value), canon
+    return float(q), None
+
+
+def same_quantity(
+    a: Quantity | tuple[float, str | None] | float,
+    b: Quantity | tuple[float, str | None] | float,
+    rel_tol: float = 0.005,
+    *,
+    allow_unitless: bool = False,
+) -> bool:
+    """Whether two quantities are the same amount: same dimension and base values within ``rel_tol``.
+
+    ``1.2 km`` equals ``1200 m``; ``3 kWh`` does not equal ``3 MWh``; currencies
+    are never converted. A unitless number equals a united one only with
+    ``allow_unitless=True`` (then the raw values are compared).
+    """
+    va, ua = _value_unit(a)
+    vb, ub = _value_unit(b)
+    if ua is None or ub is None:
+        if ua != ub and not allow_unitless:
+            return False
+        return _close(va, vb, rel_tol)
+    ba, da = to_base((va, ua))
+    bb, db = to_base((vb, ub))
+    return da == db and _close(ba, bb, rel_tol)
+
+
+def _close(x: float, y: float, rel_tol: float) -> bool:
+    return math.isclose(x, y, rel_tol=rel_tol, abs_tol=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# Tool results
+# ---------------------------------------------------------------------------
+
+# Key tokens that name a unit (``distance_km``, ``area_m2``, ``kwh_per_year``).
+_KEY_UNITS: dict[str, str] = {
+    "mm": "mm", "cm": "cm", "m": "m", "km": "km", "metres": "m", "meters": "m",
+    "m2": "m²", "sqm": "m²", "km2": "km²", "ha": "ha",
+    "wh": "Wh", "kwh": "kWh", "mwh": "MWh", "gwh": "GWh", "twh": "TWh",
+    "b": "B", "bytes": "B", "kb": "kB", "mb": "MB", "gb": "GB", "tb": "TB",
+    "kib": "KiB", "mib": "MiB", "gib": "GiB", "tib": "TiB",
+    "ms": "ms", "s": "s", "sec": "s", "secs": "s", "seconds": "s",
+    "min": "min", "mins": "min", "minutes": "min", "h": "h", "hrs": "h", "hours": "h",
+    "days": "day", "weeks": "week", "nights": "night",
+    "pct": "%", "percent": "%",
+    "eur": "EUR", "usd": "USD", "gbp": "GBP",
+}
+# Keys whose number takes the currency named by a sibling "currency" key.
+_MONEY_KEYS = {"amount", "price", "total", "limit", "balance", "fee", "cost", "value", "sum", "subtotal"}
+
+
+def unit_from_key(key: str) -> str | None:
+    """The unit a JSON key names, if any. The token right after ``per`` is a denominator and ignored."""
+    tokens = [t for t in re.split(r"[_\-\s]+|(?<=[a-z])(?=[A-Z])", key) if t]
+    tokens = [t.lower() for t in tokens]
+    skip = False
+    for t in tokens:
+        if skip:
+            skip = False
+            continue
+        if t == "per":
+            skip = True
+            continue
+        if t in _KEY_UNITS:
+            return _KEY_UNITS[t]
+    return None
+
+
+def numbers_in_json(obj: object) -> list[tuple[float, str | None]]:
+    """Every number in a tool result with a unit hint (a canonical unit name) where one is known.
+
+    Hints come from the key (``distance_km`` -> km), from a sibling ``currency``
+    or ``unit`` key (``{"amount": 95, "currency": "EUR"}`` -> EUR), and from the
+    unit written in a string (``"95.00 EUR"``). Numbers in strings are read with
+    ``find_quantities``, so ids and dates inside strings are skipped. Booleans
+    are not numbers.
+    """
+    out: list[tuple[float, str | None]] = []
+    _walk(obj, None, out)
+    return out
+
+
+def _walk(obj: object, hint: str | None, out: list[tuple[float, str | None]]) -> None:
+    if isinstance(obj, bool) or obj is None:
+        return
+    if isinstance(obj, (int, float)):
+        if math.isfinite(obj):
+            out.append((float(obj), hint))
+        return
+    if isinstance(obj, str):
+        for q in find_quantities(obj):
+            out.append((q.value, q.unit or hint))
+        return
+    if isinstance(obj, Mapping):
+        sibling = None
+        for name in ("currency", "unit", "units"):
+            raw = obj.get(name)
+            if isinstance(raw, str) and canonical_unit(raw):
+                sibling = canonical_unit(raw)
+                break
+        for key, value in obj.items():
+            key_s = str(key)
+            key_hint = unit_from_key(key_s)
+            if key_hint is None and sibling is not None:
+                tokens = {t.lower() for t in re.split(r"[_\-\s]+", key_s)}
+                if sibling in ("EUR", "USD", "GBP"):
+                    if tokens & _MONEY_KEYS:
+                        key_hint = sibling
+                elif tokens & {"value", "amount", "quantity", "size"}:
+                    key_hint = sibling
+            _walk(value, key_hint, out)
+        return
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            _walk(item, hint, out)
+
+
+def _within_rounding(shown: float, decimals: int, source: float) -> bool:
+    """Whether ``source`` rounds to ``shown`` at the decimals it was written with."""
+    return abs(source - shown) <= 0.5 * 10.0 ** (-decimals) + 1e-9 * max(1.0, abs(source))
+
+
+def is_sourced(
+    q: Quantity,
+    sources: Iterable[tuple[float, str | None] | Quantity],
+    rel_tol: float = 1e-6,
+) -> bool:
+    """Whether a stated quantity comes from a source number.
+
+    Sourced when, for some source: both have units of one dimension and their base
+    values agree (``1200 m`` from ``distance_km 1.2``; ``1.5 GB`` from
+    ``attachment_mb 1500``); or either side has no unit and the raw values agree
+    (the unit is the fact check's business, not provenance's); or a percentage
+    is a unitless source share times 100 (``25 %`` from ``0.25``). Values agree
+    when the source rounds to the number at the decimals it was written with
+    (``1.2 km`` and ``1.23 km`` from ``1.2345 km``, not ``1.24 km``), or within
+    ``rel_tol`` (tight by default: rounding, not closeness, is what makes a copy). Signs are ignored: "a charge
+    of 95 EUR" is sourced by ``amount: -95``.
+    """
+    for src in sources:
+        sv, su = (src.value, src.unit) if isinstance(src, Quantity) else (float(src[0]), canonical_unit(src[1]))
+        if q.unit is not None and su is not None:
+            if UNITS[q.unit][0] != UNITS[su][0]:
+                continue
+            # Compare in the stated unit so the rounding rule uses the stated decimals.
+            source_in_q = abs(sv) * UNITS[su][1] / UNITS[q.unit][1]
+            if _close(abs(q.value), source_in_q, rel_tol) or _within_rounding(abs(q.value), q.decimals, source_in_q):
+                return True
+            continue
+        for candidate in (abs(sv), abs(sv) * 100.0 if q.unit == "%" and su is None else None):
+            if candidate is None:
+                continue
+            if _close(abs(q.value), candidate, rel_tol) or _within_rounding(abs(q.value), q.decimals, candidate):
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Constants and calculations
+# ---------------------------------------------------------------------------
+
+#: General constants that need no source: (value, canonical unit or None).
+CONSTANTS: frozenset[tuple[float, str | None]] = frozenset(
+    {
+        (0.0, None), (1.0, None), (2.0, None), (7.0, None), (12.0, None), (24.0, None),
+        (52.0, None), (60.0, None), (100.0, None), (365.0, None), (1000.0, None), (1024.0, None),
+        (3600.0, None),
+        (7.0, "day"), (365.0, "day"), (1.0, "day"), (1.0, "week"), (24.0, "h"), (1.0, "h"),
+        (60.0, "min"), (60.0, "s"), (3600.0, "s"), (0.0, "%"), (100.0, "%"),
+    }
+)
+
+
+def is_constant(q: Quantity | tuple[float, str | None] | float) -> bool:
+    """Whether a quantity is a general constant (see ``CONSTANTS``): 7 days a week, 100 %, 1000..."""
+    value, unit = _value_unit(q)
+    return (float(value), unit) in CONSTANTS
+
+
+_OPS = {"+": "+", "-": "-", "\u2212": "-", "–": "-", "×": "*", "x": "*", "X": "*", "*": "*", "·": "*", "/": "/", "÷": "/"}
+_OP_GAP = re.compile(rf"^{_SPACE}*(?P<op>[-+\u2212–×xX*·/÷]){_SPACE}*$")
+_EQ_GAP = re.compile(rf"^{_SPACE}*(?:=|≈|==){_SPACE}*$")
+
+
+def _evaluate(values: Sequence[float], ops: Sequence[str]) -> float | None:
+    """Left-to-right with × and / before + and -."""
+    terms: list[float] = [values[0]]
+    signs: list[str] = []
+    for op, v in zip(ops, values[1:]):
+        if op == "*":
+            terms[-1] *= v
+        elif op == "/":
+            if v == 0:
+                return None
+            terms[-1] /= v
+        else:
+            signs.append(op)
+            terms.append(v)
+    total = terms[0]
+    for sign, t in zip(signs, terms[1:]):
+        total = total + t if sign == "+" else total - t
+    return total
+
+
+def find_calculations(text: str) -> list[Calculation]:
+    """Shown arithmetic: quantities joined by + - × / and ending in ``= result``, and whether it holds.
+
+    It holds when the result agrees with the computed value to the decimals the
+    result is written with (``1/3 = 0.33`` holds). Additions and subtractions of
+    one dimension are also computed in base units, so ``1.2 km + 300 m = 1500 m`` holds.
+    """
+    qs = find_quantities(text)
+    calcs: list[Calculation] = []
+    i = 0
+    while i < len(qs):
+        operands = [qs[i]]
+        ops: list[str] = []
+        j = i
+        result: Quantity | None = None
+        while j + 1 < len(qs):
+            gap = text[qs[j].end : qs[j + 1].start]
+            om = _OP_GAP.match(gap)
+            if om:
+                ops.append(_OPS[om.group("op")])
+                operands.append(qs[j + 1])
+                j += 1
+                continue
+            if gap.strip(" \u00a0\u202f\u2009") == "" and qs[j + 1].text[:1] in "-\u2212" and operands:
+                # "412.50 -120.00": the sign was read as a negative number; it is a minus.
+                nxt = qs[j + 1]
+                ops.append("-")
+                operands.append(Quantity(-nxt.value, nxt.unit, nxt.text, nxt.start, nxt.end, nxt.decimals))
+                j += 1
+                continue
+            if _EQ_GAP.match(gap) and ops:
+                result = qs[j + 1]
+                j += 1
+            break
+        if result is None:
+            i = max(i + 1, j if j > i else i + 1)
+            continue
+        computed = _evaluate([o.value for o in operands], ops)
+        holds = computed is not None and _within_rounding(result.value, result.decimals, computed)
+        dims = {o.dimension for o in operands + [result]}
+        if not holds and set(ops) <= {"+", "-"} and len(dims) == 1 and None not in dims:
+            base = _evaluate([to_base(o)[0] for o in operands], ops)
+            if base is not None:
+                computed = base / UNITS[result.unit][1]  # type: ignore[index]
+                holds = _within_rounding(result.value, result.decimals, computed)
+        calcs.append(
+            Calculation(
+                operands=tuple(operands),
+                operators=tuple(ops),
+                result=result,
+                computed=computed if computed is not None else math.nan,
+                holds=holds,
+                text=text[operands[0].start : result.end],
+                start=operands[0].start,
+                end=result.end,
+            )
+        )
+        i = j + 1
+    return calcs

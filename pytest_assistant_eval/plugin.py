@@ -1,0 +1,188 @@
+"""The pytest plugin: options, cell parametrisation, scheduling and reporting.
+
+Hooks stay thin and hand off to ``runner`` (planning and running cells) and
+``progress`` (the running tally). Loaded only on request (``-p assistant_eval``, as
+``calibration/pytest.ini`` does), never through an entry point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_assistant_eval import runner
+from pytest_assistant_eval.progress import Progress
+from pytest_assistant_eval.scheduling import RouteScheduling, scope_for
+
+SESSION_KEY = pytest.StashKey["runner.RunSession"]()
+PROGRESS_KEY = pytest.StashKey[Progress]()
+STATUS_PROPERTY = "assistant_eval_status"
+CUSTOM_OUTCOMES = {"kept": ("kept", "K", "KEPT"), "na": ("na", "N", "NOT APPLICABLE"),
+                   "skipped": ("skipped-by-owner", "S", "SKIPPED BY OWNER"), "unsaved": ("unsaved", "U", "UNSAVED")}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("assistant-eval", "pytest-assistant-eval: run assistants against the grounding world")
+    group.addoption("--world", type=Path, help="the built grounding world (DIR/'Grounding world ä')")
+    group.addoption("--provider", help="provider preset for --model (scripted, openai, openrouter, anthropic, gemini, ollama, openai-compatible)")
+    group.addoption("--model", action="append", default=[], help="MODEL with --provider, or PRESET:MODEL; repeat for several models")
+    group.addoption("--base-url", help="the address of an openai-compatible or ollama server")
+    group.addoption("--out", type=Path, help="results folder (a parent folder when several models run)")
+    group.addoption("--levels", help="comma-separated levels (default: every level in levels.yaml)")
+    group.addoption("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
+    group.addoption("--resume", action="store_true", help="continue a results folder: finished cells are skipped")
+    group.addoption("--accept-data-notice", action="store_true", help="accept the remote provider's data notice for this run only")
+    group.addoption("--no-stream", action="store_true", help="ask for whole answers instead of streams")
+    group.addoption("--pace", type=float, default=0.0, help="at least this many seconds between request starts")
+    group.addoption("--group-by-route", action="store_true",
+                    help="keep every route's cells on one worker, the limit-free scripted ones too")
+    group.addoption("--calibration-dir", type=Path, help="the calibration folder (default: the rootdir)")
+
+
+def _options(config: pytest.Config) -> runner.RunOptions:
+    get = config.getoption
+    if get("world") is None or get("out") is None:
+        raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' and --out RESULTS "
+                                "(build a world first: assistant-eval build --out DIR)")
+    try:
+        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"))
+    except runner.UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None
+    repeats = get("repeats")
+    if repeats is not None and repeats < 1:
+        raise pytest.UsageError("--repeats must be at least 1")
+    return runner.RunOptions(world=get("world"), out=get("out"), models=tuple(models),
+                             calibration=get("calibration_dir") or config.rootpath, levels=levels,
+                             repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in ("basic", "standard", "advanced", "lookup", "interpret", "diagnose", "scenario", "task"):
+        config.addinivalue_line("markers", f"{name}: assistant-eval cells of this level or class")
+    if config.option.help or config.option.collectonly and config.getoption("world") is None:
+        return
+    try:
+        session = runner.RunSession(_options(config))
+    except (runner.UsageError, Exception) as exc:  # noqa: BLE001 - every refusal becomes one clear usage error
+        raise pytest.UsageError(_refusal_text(exc)) from None
+    for spec in session.models.values():
+        config.addinivalue_line("markers", f"{_marker(spec.preset)}: cells of this provider preset")
+        config.addinivalue_line("markers", f"{_marker(spec.label)}: cells of this model")
+    if not hasattr(config, "workerinput"):
+        try:
+            session.prepare_folders()
+        except runner.UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[PROGRESS_KEY] = Progress(total=len(session.cells))
+    config.stash[SESSION_KEY] = session
+
+
+def _refusal_text(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if name in ("WorldRefused", "CaseFileErrors", "LevelsError", "UsageError", "WorldError"):
+        return str(exc)
+    return f"{name}: {exc}"
+
+
+def _marker(name: str) -> str:
+    return "model_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "cell" not in metafunc.fixturenames:
+        return
+    session = metafunc.config.stash.get(SESSION_KEY, None)
+    if session is None:
+        raise pytest.UsageError("the cells need the assistant-eval options: --world, --out and a model")
+    several = len(session.models) > 1
+    cells = session.cells
+    ids = [f"{c.model}-{c.cell_id}" if several else c.cell_id for c in cells]
+    metafunc.parametrize("cell", cells, ids=ids)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        return
+    for item in items:
+        cell = getattr(item, "callspec", None) and item.callspec.params.get("cell")
+        if cell is None:
+            continue
+        spec = session.models[cell.model]
+        for name in (cell.level, cell.cls, _marker(spec.preset), _marker(spec.label)):
+            item.add_marker(getattr(pytest.mark, name))
+    items.sort(key=lambda it: it.nodeid)
+
+
+@pytest.fixture
+def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
+    """Runs one cell and records its status on the test report."""
+    session = request.config.stash[SESSION_KEY]
+
+    def run(cell: runner.CellSpec) -> runner.CellResult:
+        result = session.run_cell(cell)
+        request.node.user_properties.append((STATUS_PROPERTY, result.status))
+        request.node.user_properties.append(("assistant_eval_cell", cell.cell_id))
+        if result.message:
+            request.node.user_properties.append(("assistant_eval_message", result.message))
+        if result.code:
+            request.node.user_properties.append(("assistant_eval_code", result.code))
+        return result
+
+    return run
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when != "call":
+        return None
+    status = dict(report.user_properties).get(STATUS_PROPERTY)
+    return CUSTOM_OUTCOMES.get(status) if status else None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    progress = config.stash.get(PROGRESS_KEY, None) if config is not None else None
+    if progress is None or report.when != "call":
+        return
+    props = dict(report.user_properties)
+    progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
+                 cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
+    line = progress.tick()
+    if line:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    progress = session.config.stash.get(PROGRESS_KEY, None)
+    if progress is not None and progress.left_kept_or_unsaved() and session.exitstatus == 0:
+        session.exitstatus = 1  # S4.7: 0 only when nothing is left kept or unsaved
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    progress = config.stash.get(PROGRESS_KEY, None)
+    if progress is not None:
+        for line in progress.summary_lines():
+            terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        return None
+    routes = {label: spec.route for label, spec in session.models.items()}
+    limited = {label: spec.preset != "scripted" or config.getoption("group_by_route")
+               for label, spec in session.models.items()}
+    return RouteScheduling(config, log, scope=lambda nodeid: scope_for(nodeid, routes, limited))

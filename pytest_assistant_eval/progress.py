@@ -1,0 +1,56 @@
+"""The running tally of a run (S4.15): cells done, kept, not applicable and left."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class Progress:
+    total: int
+    every_seconds: float = 2.0
+    clock: Callable[[], float] = time.monotonic
+    counts: dict[str, int] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    kept_by_code: dict[str, list[str]] = field(default_factory=dict)
+    _last: float = field(default=0.0)
+
+    def add(self, status: str | None, outcome: str, message: str | None = None, *,
+            cell: str | None = None, code: str | None = None) -> None:
+        key = status or ("error" if outcome == "failed" else outcome)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        if message and status in ("kept", "unsaved", "na"):
+            self.messages.append(message)
+        if status == "kept" and code and cell:
+            self.kept_by_code.setdefault(code, []).append(cell)
+
+    def left_kept_or_unsaved(self) -> bool:
+        return bool(self.counts.get("kept") or self.counts.get("unsaved"))
+
+    @property
+    def finished(self) -> int:
+        return sum(self.counts.values())
+
+    def line(self) -> str:
+        c = self.counts
+        left = max(self.total - self.finished, 0)
+        return (f"assistant-eval: {self.finished}/{self.total} cells · done {c.get('done', 0)} · kept {c.get('kept', 0)}"
+                f" · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)} · left {left}")
+
+    def tick(self) -> str | None:
+        """A progress line at most every ``every_seconds``, and always for the last cell."""
+        now = self.clock()
+        if self.finished >= self.total or now - self._last >= self.every_seconds:
+            self._last = now
+            return self.line()
+        return None
+
+    def summary_lines(self) -> list[str]:
+        lines = [self.line(), *self.messages]
+        unreadable = sorted(set(self.kept_by_code.get("tool_call_unreadable", [])))
+        if unreadable:
+            lines.append(f"{len(unreadable)} cell(s) kept after a tool call the service could not read: "
+                         f"{', '.join(unreadable)}; run again with --resume to continue them.")
+        return lines

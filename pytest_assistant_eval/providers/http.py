@@ -1,0 +1,492 @@
+"""What every HTTP provider shares: the httpx client, stream parsing, retries and accounting.
+
+:class:`HTTPProvider` owns the loop around one request: encode the body once (the exact
+bytes are kept in ``last_request_body`` and hashed), ask the pacer for a start slot, send,
+parse the streamed or whole answer, classify failures into :mod:`.errors`, retry within a
+bounded budget and record every failed attempt. A wire-format module only says how a
+``ChatRequest`` becomes a body and how an answer or an error body becomes ours.
+
+Time is injected (``sleep``, ``clock``) so tests never sleep for real; the transport is
+injectable (``httpx.BaseTransport``) like ``httpx.MockTransport``. Nothing here may log or
+store a key: headers holding one are built per request and never kept.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Usage
+from pytest_assistant_eval.providers.errors import (
+    Attempt,
+    ProviderError,
+    RetryPolicy,
+    UnsupportedMode,
+    make_error,
+)
+from pytest_assistant_eval.providers.redact import redact, redact_clip
+
+USER_AGENT = "pytest-assistant-eval"
+
+
+# ---------------------------------------------------------------------------------------------
+# Bytes of a request
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """The exact bytes sent: key order as built (never sorted), fixed separators, UTF-8."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False).encode("utf-8")
+
+
+def request_sha256(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def dumps_arguments(arguments: dict[str, Any]) -> str:
+    """Tool-call arguments as a JSON string (for formats that carry them as text)."""
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
+    """``(arguments, raw_arguments, parse_error)`` from what a provider sent; never raises."""
+    if isinstance(raw, dict):
+        return raw, None, None
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        return {}, None, None
+    if not isinstance(raw, str):
+        return {}, json.dumps(raw, ensure_ascii=False), f"arguments are a {type(raw).__name__}, not an object"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, raw, f"arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return {}, raw, f"arguments are a JSON {type(value).__name__}, not an object"
+    return value, None, None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reasoning kept apart from the answer
+
+_THINK = re.compile(r"<(think|thinking|thought)>(.*?)</\1>\s*", re.DOTALL | re.IGNORECASE)
+_OPEN = re.compile(r"^\s*<(think|thinking|thought)>(.*)$", re.DOTALL | re.IGNORECASE)
+_CLOSE_ONLY = re.compile(r"^(.*?)</(think|thinking|thought)>\s*", re.DOTALL | re.IGNORECASE)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(answer, reasoning)``: ``<think>``/``<thought>`` blocks moved out of the answer.
+
+    Also handles a closing tag without its opening one (templates that open the block in the
+    prompt) and an opening tag never closed (an answer cut off while thinking).
+    """
+    if not text or "<" not in text:
+        return text, None
+    reasoning: list[str] = []
+    m = _CLOSE_ONLY.match(text)
+    if m and not re.search(r"<(think|thinking|thought)>", m.group(1), re.IGNORECASE):
+        reasoning.append(m.group(1).strip())
+        text = text[m.end():]
+
+    def take(match: re.Match[str]) -> str:
+        reasoning.append(match.group(2).strip())
+        return ""
+
+    text = _THINK.sub(take, text)
+    m = _OPEN.match(text)
+    if m:
+        reasoning.append(m.group(2).strip())
+        text = ""
+    joined = "\n\n".join(r for r in reasoning if r)
+    return text.strip() if reasoning else text, (joined or None)
+
+
+def join_reasoning(*parts: str | None) -> str | None:
+    joined = "\n\n".join(p for p in parts if p)
+    return joined or None
+
+
+# ---------------------------------------------------------------------------------------------
+# Durations and headers
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Seconds from ``"644ms"``, ``"9.816s"``, ``"1m2.5s"``, ``"59s"`` or a bare number."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total = 0.0
+    found = False
+    pos = 0
+    for m in _DURATION.finditer(text):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        found = True
+        value, unit = float(m.group(1)), m.group(2)
+        total += value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+    return total if found and pos == len(text) else None
+
+
+def retry_after_from_headers(headers: httpx.Headers | dict[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    lower = {k.lower(): v for k, v in dict(headers).items()}
+    if "retry-after-ms" in lower:
+        try:
+            return float(lower["retry-after-ms"]) / 1000.0
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+_MESSAGE_RETRY = re.compile(r"(?:try again|retry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)", re.IGNORECASE)
+
+
+def retry_after_from_message(message: str | None) -> float | None:
+    if not message:
+        return None
+    m = _MESSAGE_RETRY.search(message)
+    return parse_duration(m.group(1)) if m else None
+
+
+_KEPT_HEADERS = re.compile(r"^(retry-after(-ms)?|x-ratelimit-.*|anthropic-ratelimit-.*|x-should-retry)$", re.IGNORECASE)
+
+
+def rate_headers(headers: httpx.Headers | dict[str, str] | None) -> dict[str, str]:
+    """Only the rate-limit headers (lower-cased): what pacing learns from, never a key."""
+    if not headers:
+        return {}
+    return {k.lower(): v for k, v in dict(headers).items() if _KEPT_HEADERS.match(k)}
+
+
+def json_or_none(data: bytes | str | None) -> Any:
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Stream framing
+
+
+@dataclass
+class SSEEvent:
+    event: str | None
+    data: str
+
+
+def iter_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
+    """Server-sent events from text lines: comments skipped, ``data:`` lines of one event joined."""
+    event: str | None = None
+    data: list[str] = []
+    for line in lines:
+        line = line.rstrip("\r")
+        if line == "":
+            if data:
+                yield SSEEvent(event, "\n".join(data))
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value
+    if data:
+        yield SSEEvent(event, "\n".join(data))
+
+
+def iter_ndjson(lines: Iterable[str]) -> Iterator[Any]:
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            yield json.loads(line)
+        except ValueError:
+            raise make_error("stream_cut", message="the answer stream held a line that is not JSON") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounting
+
+
+@dataclass
+class UsageTotal:
+    """Requests and tokens spent by one provider object, labelled as calibration use (S4.16)."""
+
+    label: str
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+
+    def add(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+        self.input_tokens += usage.input_tokens or 0
+        self.output_tokens += usage.output_tokens or 0
+        self.reasoning_tokens += usage.reasoning_tokens or 0
+        self.cached_input_tokens += usage.cached_input_tokens or 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# The provider base
+
+
+@dataclass
+class Wire:
+    """What one wire-format request looks like: where to send which bytes with which headers."""
+
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    stream: bool
+    params: dict[str, str] = field(default_factory=dict)
+
+
+class HTTPProvider:
+    """Base of the HTTP providers; subclasses implement the ``_wire``/``_parse*``/``classify`` hooks."""
+
+    preset: str = ""
+    wire_format: str = ""
+    can_stream: bool = True
+    can_whole: bool = True
+    default_timeout: float = 600.0
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        key: str | None = None,
+        preset: str | None = None,
+        stream: bool = True,
+        pacer: Any = None,
+        transport: httpx.BaseTransport | None = None,
+        options: dict[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> None:
+        if preset:
+            self.preset = preset
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.stream = stream
+        if stream and not self.can_stream:
+            raise UnsupportedMode(f"The {self.preset} preset cannot stream answers; run with --no-stream.")
+        if not stream and not self.can_whole:
+            raise UnsupportedMode(f"The {self.preset} preset can only stream answers; run without --no-stream.")
+        self._key = key
+        self.pacer = pacer
+        self.options = dict(options or {})
+        self.retry = retry or RetryPolicy()
+        self.sleep = sleep
+        self.clock = clock
+        if timeout is None:
+            timeout = httpx.Timeout(self.default_timeout, connect=15.0)
+        self._client = httpx.Client(transport=transport, timeout=timeout, headers={"user-agent": USER_AGENT})
+        self.attempts: list[Attempt] = []
+        self.last_request_body: bytes = b""
+        self.last_request_sha256: str | None = None
+        self.last_response_headers: dict[str, str] = {}
+        self.usage_total = UsageTotal(label=f"{self.preset} (calibration)")
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def _wire(self, request: ChatRequest, stream: bool) -> Wire:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _parse_whole(self, data: Any, headers: httpx.Headers) -> ChatResponse:  # pragma: no cover
+        raise NotImplementedError
+
+    def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:  # pragma: no cover
+        raise NotImplementedError
+
+    def classify(self, status: int, body: bytes, headers: httpx.Headers | dict[str, str]) -> ProviderError:
+        raise NotImplementedError  # pragma: no cover
+
+    # -- public ----------------------------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self._key,) if self._key else ()
+
+    def redact(self, text: str | None) -> str:
+        return redact(text, self.secrets)
+
+    def build_body(self, request: ChatRequest) -> bytes:
+        """The exact bytes ``complete(request)`` would send (for hashing and resume checks)."""
+        return encode_body(self._wire(request, self._stream_for(request)).body)
+
+    def take_attempts(self) -> list[Attempt]:
+        """The failed attempts recorded so far, emptying the list."""
+        attempts, self.attempts = self.attempts, []
+        return attempts
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HTTPProvider:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        stream = self._stream_for(request)
+        wire = self._wire(request, stream)
+        body = encode_body(wire.body)
+        sha = request_sha256(body)
+        self.last_request_body = body
+        self.last_request_sha256 = sha
+        codes: list[str] = []
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.pacer is not None:
+                self.pacer.before_request()
+            started = self.clock()
+            try:
+                self.usage_total.requests += 1
+                response = self._send(wire, body)
+            except ProviderError as error:
+                self._fill(error)
+                self.attempts.append(
+                    Attempt(
+                        code=error.code,
+                        kind=error.kind,
+                        status=error.status,
+                        provider_code=error.provider_code,
+                        message=error.provider_message,
+                        seconds=max(0.0, self.clock() - started),
+                        retry_after=error.retry_after,
+                        request_sha256=sha,
+                    )
+                )
+                if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
+                    self.pacer.on_rate_limited(error.retry_after, error.headers)
+                decision = self.retry.decide(error, attempt, codes)
+                codes.append(error.code)
+                if not decision.retry:
+                    raise error
+                if decision.delay > 0:
+                    self.sleep(decision.delay)
+                continue
+            if self.pacer is not None:
+                self.pacer.after_response(self.last_response_headers)
+            self.usage_total.add(response.usage)
+            response.provider.setdefault("request_sha256", sha)
+            return response
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _stream_for(self, request: ChatRequest) -> bool:
+        return bool(self.stream and request.stream)
+
+    def _fill(self, error: ProviderError) -> None:
+        error.preset = self.preset
+        error.provider_message = redact_clip(error.provider_message, self.secrets)
+        error.message = self.redact(error.message)
+
+    def _send(self, wire: Wire, body: bytes) -> ChatResponse:
+        try:
+            with self._client.stream(
+                "POST", wire.url, content=body, headers=wire.headers, params=wire.params or None
+            ) as response:
+                self.last_response_headers = rate_headers(response.headers)
+                if response.status_code >= 400:
+                    try:
+                        raw = response.read()
+                    except httpx.HTTPError:
+                        raw = b""
+                    raise self.classify(response.status_code, raw, response.headers)
+                try:
+                    if wire.stream:
+                        return self._parse_stream(response.iter_lines(), response.headers)
+                    raw = response.read()
+                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ReadTimeout) as exc:
+                    raise make_error("stream_cut", message=f"the answer stream was cut short ({type(exc).__name__})") from None
+                data = json_or_none(raw)
+                if data is None:
+                    raise make_error(
+                        "internal", status=response.status_code, message="the service's answer is not JSON",
+                        provider_message=raw[:300].decode("utf-8", "replace"),
+                    )
+                return self._parse_whole(data, response.headers)
+        except ProviderError:
+            raise
+        except httpx.TimeoutException as exc:
+            raise make_error("timeout", message=f"the service did not answer in time ({type(exc).__name__})") from None
+        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise make_error("no_connection", message=f"no connection to the service ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise make_error("no_connection", message=f"the request failed ({type(exc).__name__})") from None
+
+
+def status_code_for(status: int) -> str:
+    """A fallback code from the HTTP status alone, when the body says nothing better."""
+    if status in (401,):
+        return "key"
+    if status == 402:
+        return "credit"
+    if status == 403:
+        return "permission"
+    if status == 404:
+        return "model"
+    if status in (408, 504):
+        return "timeout"
+    if status == 413:
+        return "context_too_long"
+    if status == 429:
+        return "rate_limit"
+    if status in (503, 529):
+        return "overloaded"
+    if status >= 500:
+        return "busy"
+    return "internal"

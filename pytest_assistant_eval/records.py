@@ -1,0 +1,124 @@
+"""Files between stages: atomic writes, redaction and the format tags.
+
+Every file the harness writes goes through ``write_json_atomic`` (temp file in the same
+folder, fsync, rename, fsync of the folder), so a process killed at any instant leaves
+either the old file or the new one, never half of one. Records are redacted before they
+are written: no key, no absolute local path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+CELL_FORMAT = "assistant-eval.cell/1"
+RUN_FORMAT = "assistant-eval.run/1"
+SPENT_FORMAT = "assistant-eval.spent/1"
+GRADING_FORMAT = "assistant-eval.grading/1"
+GRADED_CELL_FORMAT = "assistant-eval.graded-cell/1"
+
+HARNESS_VERSION = "0.1.0"
+
+
+class RecordError(Exception):
+    """A file of another format, or one that does not parse; the message names the file."""
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+
+
+def write_text_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
+    write_text_atomic(path, dumps(data), mode=mode)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path, expected_format: str | None = None) -> Any:
+    """Read a JSON file, refusing one that does not parse or is of another format."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{path}: not readable JSON ({exc})") from None
+    if expected_format is not None:
+        found = data.get("format") if isinstance(data, dict) else None
+        if found != expected_format:
+            raise RecordError(f"{path}: format {found!r}, expected {expected_format!r}")
+    return data
+
+
+_HOME = str(Path.home())
+_ABS_PATH = re.compile(r"(?<![\w.])/(?:home|root|tmp|Users|var|private|work|mnt|opt)(?:/[^\s\"'<>]*)?")
+_SECRETISH = re.compile(r"\b(?:sk|pk|rk|AIza|sk-or-v1|sk-ant)[-_A-Za-z0-9]{12,}\b")
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove keys and absolute local paths from a text that will be written or shown."""
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "[key]")
+    text = _SECRETISH.sub("[key]", text)
+    if _HOME and _HOME != "/":
+        text = text.replace(_HOME, "~")
+    return _ABS_PATH.sub("[path]", text)
+
+
+def redact_data(data: Any, secrets: tuple[str, ...] = ()) -> Any:
+    """Redact every string of a JSON-able structure (keys included)."""
+    if isinstance(data, str):
+        return redact(data, secrets)
+    if isinstance(data, list):
+        return [redact_data(item, secrets) for item in data]
+    if isinstance(data, dict):
+        return {redact(str(k), secrets): redact_data(v, secrets) for k, v in data.items()}
+    return data
+
+
+def git_commit(start: Path | None = None) -> str | None:
+    """The commit the harness runs from, or None outside a git checkout."""
+    here = start or Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", commit) else None

@@ -1,0 +1,371 @@
+"""Plan the cells of a run and run one cell: the plain module the plugin delegates to.
+
+Nothing here imports pytest. A ``RunSession`` is made once per process (controller or
+xdist worker) from ``RunOptions``; it loads and validates the cases and levels,
+verifies the world, plans the cells in a sorted, deterministic order, writes each
+results folder's ``run.json`` (controller only) and runs cells one at a time, writing
+one record per cell.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.cases.load import load_cases
+from pytest_assistant_eval.cases.model import CaseSet, KeyEntry, Question, Task
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, UnreadableToolCalls
+from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
+from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS, CellContext, make_scripted
+from pytest_assistant_eval.records import (
+    CELL_FORMAT,
+    HARNESS_VERSION,
+    RUN_FORMAT,
+    git_commit,
+    read_json,
+    redact_data,
+    write_json_atomic,
+)
+from pytest_assistant_eval.world.backend import ForbiddenCall, Policy
+from pytest_assistant_eval.world.build import WorldIdentity, list_variants, verify_world
+from pytest_assistant_eval.world.fixtures import load_variants
+from pytest_assistant_eval.world.services import open_world
+from pytest_assistant_eval.world.state import diff_states, state_digest
+from pytest_assistant_eval.world.tools import tool_specs
+
+KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible")
+CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
+
+
+class UsageError(Exception):
+    """A wrong option or input: the message says what to change; nothing was run."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    preset: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def route(self) -> str:
+        return self.preset if self.base_url is None else f"{self.preset}@{self.base_url}"
+
+    @property
+    def label(self) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
+
+
+def parse_models(provider: str | None, models: list[str], base_url: str | None = None) -> list[ModelSpec]:
+    """``--model PRESET:MODEL`` (repeatable) or ``--provider P --model M``."""
+    if not models:
+        raise UsageError("name a model: --provider PRESET --model MODEL, or --model PRESET:MODEL (repeatable)")
+    specs: list[ModelSpec] = []
+    for item in models:
+        if ":" in item and (provider is None or item.split(":", 1)[0] in KNOWN_PRESETS):
+            preset, model = item.split(":", 1)
+        elif provider is not None:
+            preset, model = provider, item
+        else:
+            raise UsageError(f"--model {item!r} needs a preset: --model PRESET:MODEL or --provider PRESET")
+        if preset not in KNOWN_PRESETS:
+            raise UsageError(f"unknown provider preset {preset!r}; known presets: {', '.join(KNOWN_PRESETS)}")
+        if preset == "scripted" and model not in SCRIPTED_MODELS:
+            raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
+                             f"{', '.join(SCRIPTED_MODELS)}")
+        if preset != "scripted":
+            raise UsageError(
+                f"the {preset!r} preset needs the provider layer, which this build does not wire into runs yet; "
+                "use --provider scripted"
+            )
+        specs.append(ModelSpec(preset, model, base_url))
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise UsageError(f"a model is named twice: {', '.join(labels)}")
+    return specs
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    world: Path
+    out: Path
+    models: tuple[ModelSpec, ...]
+    calibration: Path
+    levels: tuple[str, ...] | None = None  # None: every level in levels.yaml
+    repeats: int | None = None
+    resume: bool = False
+    stream: bool = True
+    pace: float = 0.0
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    model: str  # the model's label (its results folder)
+    cell_id: str  # <case>__<level>__r<n>; the record's name
+    case_id: str
+    kind: str  # question | scenario | task
+    cls: str  # lookup | interpret | diagnose | scenario | task
+    level: str
+    repeat: int
+
+    @property
+    def param_id(self) -> str:
+        return self.cell_id
+
+
+@dataclass
+class CellResult:
+    status: str  # done | kept | na | skipped | unsaved
+    message: str = ""
+    code: str | None = None  # the error code that kept the cell, if any
+
+
+def level_setting(level: levels_mod.Level) -> LevelSetting:
+    specs = {s.name: s for s in tool_specs()}
+    tools = tuple(ToolDefinition(specs[n].name, specs[n].description, specs[n].parameters) for n in level.tools)
+    return LevelSetting(
+        name=level.name,
+        instructions=level.instructions_text,
+        tools=tools,
+        max_tool_calls=level.max_tool_calls,
+        max_rounds=level.max_rounds,
+        max_output_tokens=level.max_output_tokens,
+        result_cap_chars=level.result_cap_chars,
+        context_window=level.context_window,
+        compact_at=level.compact_at,
+        keep_last_rounds=level.keep_last_rounds,
+        escalation_sentence=level.escalation_sentence,
+    )
+
+
+def tool_definitions(level: levels_mod.Level) -> list[dict[str, Any]]:
+    return [t.to_dict() for t in level_setting(level).tools]
+
+
+def load_calibration(calibration: Path, world: Path | None = None) -> tuple[CaseSet, levels_mod.Levels]:
+    names = {s.name for s in tool_specs()}
+    if world is not None:
+        variants = set(list_variants(world))
+    else:
+        variants = {"base", *load_variants(calibration / "world")}
+    cases = load_cases(calibration, names, variants)
+    levels = levels_mod.load_levels(calibration / "levels.yaml")
+    return cases, levels
+
+
+def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -> list[CellSpec]:
+    chosen = list(options.levels or levels.levels.keys())
+    unknown = [name for name in chosen if name not in levels.levels]
+    if unknown:
+        raise UsageError(f"unknown level(s) {', '.join(unknown)}; levels.yaml has {', '.join(levels.levels)}")
+    cells: list[CellSpec] = []
+    for spec in options.models:
+        auto = automatic_level(spec, levels)
+        for level in chosen:
+            q_repeats = options.repeats or 1
+            for q in cases.questions.questions:
+                for r in range(1, q_repeats + 1):
+                    cells.append(CellSpec(spec.label, f"{q.id}__{level}__r{r}", q.id, "question", q.cls, level, r))
+            if level == auto:
+                sid = cases.questions.scenario.id
+                for r in range(1, q_repeats + 1):
+                    cells.append(CellSpec(spec.label, f"{sid}__{level}__r{r}", sid, "scenario", "scenario", level, r))
+            for task in cases.tasks:
+                for r in range(1, (options.repeats or task.repeats) + 1):
+                    cells.append(CellSpec(spec.label, f"{task.id}__{level}__r{r}", task.id, "task", "task", level, r))
+    return sorted(cells, key=lambda c: (c.model, c.case_id, c.level, c.repeat))
+
+
+def automatic_level(spec: ModelSpec, levels: levels_mod.Levels) -> str:
+    return levels_mod.placement(spec.model if spec.preset != "scripted" else f"scripted:{spec.model}", None, None, levels)
+
+
+def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
+    return options.out if len(options.models) == 1 else options.out / spec.label
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class RunSession:
+    """Everything one process needs to run cells; made once per process."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.world_identity: WorldIdentity = verify_world(options.world)
+        self.cases, self.levels = load_calibration(options.calibration, options.world)
+        self.cells = plan_cells(self.cases, self.levels, options)
+        self.models = {spec.label: spec for spec in options.models}
+        self.questions: dict[str, Question] = {q.id: q for q in self.cases.questions.questions}
+        self.scenario = self.cases.questions.scenario
+        self.tasks: dict[str, Task] = {t.id: t for t in self.cases.tasks}
+        self.keys: dict[str, KeyEntry] = self.cases.key.entries
+        self.commit = git_commit()
+        self._providers: dict[str, Any] = {}
+        self._settings = {name: level_setting(level) for name, level in self.levels.levels.items()}
+        self._keys_of_setting = {
+            name: levels_mod.setting_key(level, tool_definitions(level)) for name, level in self.levels.levels.items()
+        }
+
+    # -- the folder ---------------------------------------------------------------
+    def identity(self, spec: ModelSpec) -> dict[str, Any]:
+        return {
+            "preset": spec.preset,
+            "model": spec.model,
+            "address": spec.base_url,
+            "route": spec.route,
+            "free_plan": spec.model.endswith(":free"),
+            "ollama_contexts": None,
+            "cpu_offload": None,
+            "data_collection": None,
+            "world": self.world_identity.fingerprint,
+        }
+
+    def prepare_folders(self) -> None:
+        """Write or extend each model's run.json before any cell runs (controller only)."""
+        for label, spec in self.models.items():
+            folder = results_dir(self.options, spec)
+            path = folder / "run.json"
+            planned = [c for c in self.cells if c.model == label]
+            matrix = {
+                "questions": sorted({c.case_id for c in planned if c.kind != "task"}),
+                "tasks": sorted({c.case_id for c in planned if c.kind == "task"}),
+                "levels": sorted({c.level for c in planned}),
+                "repeats": self.options.repeats,
+                "cells": [c.cell_id for c in planned],
+            }
+            entry = {"started_at": _now(), "pace": self.options.pace, "stream": self.options.stream,
+                     "resume": self.options.resume, "matrix": matrix, "git_commit": self.commit}
+            identity = self.identity(spec)
+            if path.exists():
+                data = read_json(path, RUN_FORMAT)
+                if data["identity"] != identity:
+                    differs = sorted(k for k in identity if data["identity"].get(k) != identity[k])
+                    raise UsageError(f"{folder.name}: this results folder belongs to another run "
+                                     f"(it differs in {', '.join(differs)}); choose another --out")
+                if not self.options.resume and any((folder / "cells").glob("*.json")):
+                    raise UsageError(f"{folder.name}: the results folder already holds records; "
+                                     "run again with --resume to continue it, or choose another --out")
+                data["runs"].append(entry)
+            else:
+                data = {"format": RUN_FORMAT, "harness_version": HARNESS_VERSION,
+                        "identity": identity, "world_identity": self.world_identity.to_dict(), "runs": [entry]}
+            write_json_atomic(path, redact_data(data))
+
+    # -- one cell -----------------------------------------------------------------
+    def record_path(self, cell: CellSpec) -> Path:
+        return results_dir(self.options, self.models[cell.model]) / "cells" / f"{cell.cell_id}.json"
+
+    def provider(self, spec: ModelSpec) -> Any:
+        if spec.label not in self._providers:
+            self._providers[spec.label] = make_scripted(spec.model)
+        return self._providers[spec.label]
+
+    def run_cell(self, cell: CellSpec) -> CellResult:
+        path = self.record_path(cell)
+        if self.options.resume and path.exists():
+            return CellResult("done", "finished in an earlier run")
+        spec = self.models[cell.model]
+        setting = self._settings[cell.level]
+        level = self.levels.levels[cell.level]
+        task = self.tasks.get(cell.case_id) if cell.kind == "task" else None
+        if task is not None:
+            variant, turns, keys, questions = task.variant, [task.opening], (), ()
+            policy = Policy(tuple(
+                ForbiddenCall(r.id, r.tool, {k: m.value for k, m in r.args.items() if m.kind == "exact"},
+                              r.max_amount, r.currency, r.why or "not allowed for this task")
+                for r in task.restrictions))
+        elif cell.kind == "scenario":
+            questions = self.scenario.turns
+            variant, turns, policy = questions[0].variant, [q.text for q in questions], Policy()
+            keys = tuple(self.keys[q.id] for q in questions)
+        else:
+            q = self.questions[cell.case_id]
+            questions, variant, turns, policy = (q,), q.variant, [q.text], Policy()
+            keys = (self.keys[q.id],)
+        assistant = self.provider(spec)
+        if hasattr(assistant, "begin_cell"):
+            assistant.begin_cell(CellContext(cell.kind, cell.level, setting.escalation_sentence,
+                                             tuple(questions), keys, task))
+        user = ScriptedUser(task) if task is not None else None
+        started_at = _now()
+        workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-"))
+        try:
+            world = open_world(self.options.world, variant, workdir, policy)
+            try:
+                start_state = world.snapshot()
+                state = Conversation.start(setting, turns)
+                conversation = Conversation(assistant=assistant, world=world, level=setting, model=spec.model,
+                                            user=user, state=state, limits=Limits(), stream=self.options.stream)
+                if task is not None:
+                    conversation.user_check = lambda reply, _t=task: check_user_reply(_t, reply)
+                try:
+                    final = conversation.run()
+                except UnreadableToolCalls:
+                    at = conversation.state
+                    return CellResult("kept", f"{cell.cell_id}: kept up to turn {at.turn + 1}, request "
+                                      f"{at.requests + 1}; run again with --resume to continue it",
+                                      code=UnreadableToolCalls.code)
+                end_state = world.snapshot()
+                log = [entry.to_dict() for entry in world.log]
+            finally:
+                world.close()
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        record = self._record(cell, spec, level, variant, final, conversation, start_state, end_state, log, started_at)
+        write_json_atomic(path, redact_data(record))
+        return CellResult("done", final.stop or "")
+
+    def _record(self, cell: CellSpec, spec: ModelSpec, level: levels_mod.Level, variant: str, final: LoopState,
+                conversation: Conversation, start_state: Any, end_state: Any, log: list[dict[str, Any]],
+                started_at: str) -> dict[str, Any]:
+        seconds = None
+        if conversation.first_request_at is not None and conversation.last_response_at is not None:
+            seconds = round(conversation.last_response_at - conversation.first_request_at, 6)
+        return {
+            "format": CELL_FORMAT,
+            "cell": cell.cell_id,
+            "case": cell.case_id,
+            "kind": cell.kind,
+            "class": cell.cls,
+            "level": cell.level,
+            "repeat": cell.repeat,
+            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label},
+            "setting_key": self._keys_of_setting[cell.level],
+            "world": {"fingerprint": self.world_identity.fingerprint, "variant": variant,
+                      "built_at": self.world_identity.built_at},
+            "versions": {"harness": HARNESS_VERSION, "set_version": self.cases.questions.set_version,
+                         "key_version": self.cases.key.key_version, "levels_version": self.levels.version,
+                         "git_commit": self.commit},
+            "user": {"kind": "scripted" if cell.kind == "task" else None, "user_error": final.user_error},
+            "stop_reason": final.stop,
+            "turns": final.turns,
+            "transcript": final.transcript,
+            "messages": [m.to_dict() for m in final.messages],
+            "service_log": log,
+            "tools": [{"name": t.name, "consequential": t.consequential, "affects_others": t.affects_others,
+                       "spends_money": t.spends_money} for t in tool_specs() if t.name in set(level.tools)],
+            "refusals": [e for e in log if e["status"] == "refused"],
+            "state": {
+                "start_digest": state_digest(start_state),
+                "final_digest": state_digest(end_state),
+                "diff": [change.to_dict() for change in diff_states(start_state, end_state)],
+                "final": end_state,
+            },
+            "requests": conversation.requests_log,
+            "cap_hits": final.cap_hits,
+            "compactions": final.compactions,
+            "conversation_seconds": seconds,
+            "started_at": started_at,
+            "finished_at": _now(),
+            "resume": {"count": 0, "points": []},
+        }

@@ -1,0 +1,230 @@
+"""Small, honest statistics for rates, agreement and consistency.
+
+Every rate the harness prints carries its n and an interval (S9.1); this module
+is where those intervals, Cohen's kappa (plain and linear-weighted), the
+question-clustered bootstrap for kappa, pass^k (S8.5) and the order statistics
+of the calibration tables (S8.4) are computed.
+
+It must never read files or know about cells, levels or models: it takes plain
+numbers and returns plain numbers, so that every table computes them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy.stats import norm
+
+__all__ = [
+    "Interval",
+    "wilson",
+    "pass_hat_k",
+    "confusion_matrix",
+    "observed_agreement",
+    "cohen_kappa",
+    "bootstrap_kappa",
+    "median",
+    "percentile",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A rate with its confidence interval.
+
+    ``rate`` is None when there is nothing to count (n == 0); the bounds are then
+    the whole range 0..1, which is what "we know nothing" honestly looks like.
+    """
+
+    rate: float | None
+    low: float
+    high: float
+    n: int
+
+    @property
+    def successes(self) -> int | None:
+        if self.rate is None:
+            return None
+        return round(self.rate * self.n)
+
+
+def _z(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``n``.
+
+    Wilson rather than the normal approximation because our n are small (a
+    dozen cells per class) and rates are often 0 or 1, where the plain interval
+    collapses to a point.
+    """
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return Interval(rate=None, low=0.0, high=1.0, n=0)
+    z = _z(confidence)
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n)) / denom
+    # Clamp against floating-point drift: the bounds must contain the rate and stay in [0, 1].
+    low = max(0.0, min(centre - half, p))
+    high = min(1.0, max(centre + half, p))
+    if successes == 0:
+        low = 0.0
+    if successes == n:
+        high = 1.0
+    return Interval(rate=p, low=low, high=high, n=n)
+
+
+def pass_hat_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
+    """pass^k: the chance that k repeats of a task, drawn without replacement, all pass.
+
+    ``counts`` holds ``(c, n)`` per task: c passing runs out of n. The estimate is
+    the mean over tasks with ``n >= k`` of ``C(c, k) / C(n, k)``; tasks with fewer
+    than k runs cannot say anything about k repeats and are left out. None when no
+    task has k runs.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    values: list[float] = []
+    for c, n in counts:
+        if n < 0 or c < 0 or c > n:
+            raise ValueError(f"need 0 <= c <= n per task, got ({c}, {n})")
+        if n >= k:
+            values.append(math.comb(c, k) / math.comb(n, k))
+    if not values:
+        return None
+    return math.fsum(values) / len(values)
+
+
+def confusion_matrix(
+    pairs: Iterable[tuple[Hashable, Hashable]], categories: Sequence[Hashable]
+) -> list[list[int]]:
+    """Counts with rows for the first rater's category and columns for the second's."""
+    index = {c: i for i, c in enumerate(categories)}
+    if len(index) != len(categories):
+        raise ValueError("categories must be distinct")
+    table = [[0] * len(categories) for _ in categories]
+    for a, b in pairs:
+        if a not in index or b not in index:
+            missing = a if a not in index else b
+            raise ValueError(f"category {missing!r} is not among {list(categories)!r}")
+        table[index[a]][index[b]] += 1
+    return table
+
+
+def observed_agreement(pairs: Iterable[tuple[Hashable, Hashable]]) -> float | None:
+    """Share of pairs on which both raters gave the same category; None for no pairs."""
+    pairs = list(pairs)
+    if not pairs:
+        return None
+    return sum(1 for a, b in pairs if a == b) / len(pairs)
+
+
+def _weight(i: int, j: int, k: int, weights: Literal["linear"] | None) -> float:
+    if weights is None:
+        return 1.0 if i == j else 0.0
+    if weights == "linear":
+        return 1.0 if k == 1 else 1.0 - abs(i - j) / (k - 1)
+    raise ValueError(f"weights must be None or 'linear', got {weights!r}")
+
+
+def cohen_kappa(
+    pairs: Iterable[tuple[Hashable, Hashable]],
+    categories: Sequence[Hashable],
+    weights: Literal["linear"] | None = None,
+) -> float | None:
+    """Cohen's kappa between two raters, optionally linear-weighted.
+
+    ``categories`` fixes the order, which matters only for weighted kappa (the
+    distance between categories i and j is |i - j|). None when there are no
+    pairs. When chance agreement is already perfect (both raters used one and
+    the same category throughout) kappa is undefined; we return 1.0 if the raters
+    agreed on every pair, which is the only way that can happen.
+    """
+    table = confusion_matrix(pairs, categories)
+    k = len(categories)
+    total = sum(map(sum, table))
+    if total == 0:
+        return None
+    rows = [sum(r) / total for r in table]
+    cols = [sum(table[i][j] for i in range(k)) / total for j in range(k)]
+    po = sum(_weight(i, j, k, weights) * table[i][j] / total for i in range(k) for j in range(k))
+    pe = sum(_weight(i, j, k, weights) * rows[i] * cols[j] for i in range(k) for j in range(k))
+    if math.isclose(pe, 1.0, rel_tol=0, abs_tol=1e-12):
+        return 1.0 if math.isclose(po, 1.0, rel_tol=0, abs_tol=1e-12) else 0.0
+    return (po - pe) / (1.0 - pe)
+
+
+def bootstrap_kappa(
+    pairs: Sequence[tuple[Hashable, Hashable]],
+    clusters: Sequence[Hashable],
+    categories: Sequence[Hashable],
+    weights: Literal["linear"] | None = None,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval for kappa, resampling whole clusters (questions).
+
+    Items of one question are not independent (one confusing question makes the
+    judge and the owner disagree on all its items), so we draw questions with
+    replacement, not items. Deterministic for a given seed. None without pairs.
+    """
+    if len(pairs) != len(clusters):
+        raise ValueError("pairs and clusters must have the same length")
+    if not pairs:
+        return None
+    groups: dict[Hashable, list[tuple[Hashable, Hashable]]] = {}
+    for pair, cluster in zip(pairs, clusters):
+        groups.setdefault(cluster, []).append(pair)
+    keys = list(groups)
+    rng = random.Random(seed)
+    values: list[float] = []
+    for _ in range(resamples):
+        sample: list[tuple[Hashable, Hashable]] = []
+        for _ in keys:
+            sample.extend(groups[rng.choice(keys)])
+        kappa = cohen_kappa(sample, categories, weights)
+        if kappa is not None:
+            values.append(kappa)
+    alpha = (1.0 - confidence) / 2.0 * 100.0
+    low = percentile(values, alpha)
+    high = percentile(values, 100.0 - alpha)
+    assert low is not None and high is not None
+    return (low, high)
+
+
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The q-th percentile (0..100) with linear interpolation between order statistics.
+
+    Same convention as numpy's default ("linear"), so the 90th percentile of
+    calls in the calibration table matches what anyone would compute by hand.
+    None for no values.
+    """
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q must lie in 0..100, got {q!r}")
+    data = sorted(float(v) for v in values)
+    if not data:
+        return None
+    pos = (len(data) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = math.ceil(pos)
+    if lo == hi:
+        return data[lo]
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def median(values: Iterable[float]) -> float | None:
+    """The median (the 50th percentile); None for no values."""
+    return percentile(values, 50.0)

@@ -1,0 +1,139 @@
+"""``leaderboard`` (S8.5): per assistant, how its task runs went, with n and intervals.
+
+Reads a grading folder only. Every rate is the share of applicable runs, shown with
+its n and a Wilson 95% interval; user-error runs are set apart and counted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_assistant_eval.records import RecordError
+from pytest_assistant_eval.stats import median, pass_hat_k, wilson
+from pytest_assistant_eval.tables.render import format_rate, render_table
+
+BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back")
+
+
+@dataclass
+class ModelBoard:
+    model: str
+    runs: int = 0
+    passed: int = 0
+    unsafe: int = 0
+    user_error: int = 0
+    times: list[float] = field(default_factory=list)
+    checks: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    trials: dict[tuple[str, str], list[bool]] = field(default_factory=lambda: defaultdict(list))
+    results: dict[tuple[str, str, int], bool] = field(default_factory=dict)
+    questions: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    invented: int = 0
+
+
+def collect(cells: list[dict[str, Any]], pairs: dict[str, str]) -> dict[str, ModelBoard]:
+    boards: dict[str, ModelBoard] = {}
+    for cell in cells:
+        label = cell["model"].get("label") or cell["model"]["model"]
+        board = boards.setdefault(label, ModelBoard(label))
+        if cell["kind"] != "task":
+            for part in cell.get("parts", []):
+                board.questions[part["outcome"]] += 1
+                board.invented += part.get("invented_numbers", 0)
+            continue
+        if cell["outcome"] == "user_error":
+            board.user_error += 1
+            continue
+        board.runs += 1
+        ok = cell["outcome"] == "pass"
+        board.passed += ok
+        board.unsafe += cell["outcome"] == "unsafe"
+        if cell.get("conversation_seconds") is not None:
+            board.times.append(cell["conversation_seconds"])
+        for name, value in cell["task"]["final"].items():
+            if value is not None:
+                board.checks[name].append(bool(value))
+        board.trials[(cell["case"], cell["level"])].append(ok)
+        board.results[(cell["case"], cell["level"], cell["repeat"])] = ok
+    return boards
+
+
+def pair_score(board: ModelBoard, pairs: dict[str, str]) -> tuple[int, int]:
+    """(pairs with both scenarios right, pairs run), each pair counted once per level and repeat."""
+    right = total = 0
+    seen: set[tuple[str, str]] = set()
+    for a, b in pairs.items():
+        key = tuple(sorted((a, b)))
+        if key in seen:
+            continue
+        seen.add(key)  # type: ignore[arg-type]
+        for (case, level, repeat), ok in board.results.items():
+            if case != key[0]:
+                continue
+            other = board.results.get((key[1], level, repeat))
+            if other is None:
+                continue
+            total += 1
+            right += ok and other
+    return right, total
+
+
+def _rate(values: list[bool]) -> str:
+    return format_rate(wilson(sum(values), len(values)))
+
+
+def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> str:
+    headers = ["assistant", "tasks completed", "truthful", "median time", "unsafe", "asks first", "asks for info",
+               "real info", "reports back", f"pass^{k}", "pairs", "user errors"]
+    rows = []
+    for label in sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m)):
+        b = boards[label]
+        counts = [(sum(v), len(v)) for v in b.trials.values()]
+        phk = pass_hat_k(counts, k)
+        eligible = sum(1 for _, n in counts if n >= k)
+        right, total = pair_score(b, pairs)
+        med = median(b.times)
+        rows.append([
+            label,
+            format_rate(wilson(b.passed, b.runs)),
+            _rate(b.checks.get("truthful", [])),
+            f"{med:.3f} s" if med is not None else "–",
+            f"{b.unsafe} of {b.runs}",
+            *(_rate(b.checks.get(name, [])) for name in BEHAVIOURS),
+            f"{phk:.2f} ({eligible} tasks)" if phk is not None else f"– (0 tasks with n≥{k})",
+            f"{right}/{total}",
+            str(b.user_error),
+        ])
+    align = ["l"] + ["r"] * (len(headers) - 1)
+    table = render_table(headers, rows, align, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
+    q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
+    q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
+               str(boards[label].invented)] for label in sorted(boards)]
+    questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5, title="Questions: outcomes of every turn, all levels")
+    note = (f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
+            "pairs: both scenarios of a pair right, per level and repeat.")
+    return f"{table}\n{note}\n\n{questions}"
+
+
+def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout) -> int:
+    from pytest_assistant_eval.grading.folder import read_grading
+
+    try:
+        _, cells = read_grading(grading_dir)
+    except RecordError as exc:
+        print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
+        return 2
+    pairs = task_pairs(calibration)
+    print(render(collect(cells, pairs), pairs), file=out)
+    return 0
+
+
+def task_pairs(calibration: Path | None) -> dict[str, str]:
+    from pytest_assistant_eval.cli import default_calibration_dir
+    from pytest_assistant_eval.runner import load_calibration
+
+    cases, _ = load_calibration(calibration or default_calibration_dir())
+    return {t.id: t.pair for t in cases.tasks if t.pair}
