@@ -120,11 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "grade-ai":
         from pytest_assistant_eval.grading.folder import grade_command
 
-        return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model)
+        return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model,
+                             calibration=args.calibration)
     if args.command == "leaderboard":
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
-        return leaderboard_command(args.dir)
+        return leaderboard_command(args.dir, args.calibration)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

@@ -11,6 +11,7 @@ numbers and returns plain numbers, so that every table computes them the same wa
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Hashable, Iterable, Sequence
@@ -52,6 +53,7 @@ class Interval:
         return round(self.rate * self.n)
 
 
+@functools.lru_cache(maxsize=32)
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")

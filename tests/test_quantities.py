@@ -370,3 +370,16 @@ def test_numbers_without_an_equals_sign_are_no_calculation():
 
 def test_quantity_equality_ignores_written_decimals():
     assert Quantity(1.0, "m", "1 m", 0, 3, 0) == Quantity(1.0, "m", "1 m", 0, 3, 2)
+
+
+def test_scale_words_multiply_and_keep_the_unit():
+    q = one("about 1.2 million kWh a year")
+    assert (q.value, q.unit, q.text) == (1_200_000, "kWh", "1.2 million kWh")
+    assert is_sourced(q, [(1_234_000, "kWh")])
+    assert not is_sourced(q, [(1_300_000, "kWh")])
+
+
+def test_percent_of_and_per_unit_calculations():
+    assert [c.holds for c in find_calculations("20 % of 95 EUR = 19 EUR")] == [True]
+    assert [c.holds for c in find_calculations("95 EUR per night × 3 nights = 285 EUR")] == [True]
+    assert [c.holds for c in find_calculations("95 EUR/night x 3 nights = 290 EUR")] == [False]

@@ -35,7 +35,7 @@ NO_DATA_PHRASES = (
     r"the services (?:do not|don't) (?:hold|record|have)",
 )
 FAILED_WORDS = re.compile(r"\b(?:fail(?:ed|s|ure)?|did not (?:succeed|complete|run)|unsuccessful|error)\b", re.I)
-NEGATION = re.compile(r"\b(?:not|no|never|isn't|wasn't|aren't|weren't|doesn't|didn't|cannot|can't|without)\b", re.I)
+NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|neither|nor|isn't|wasn't|aren't|weren't|doesn't|didn't|cannot|can't|without)\b", re.I)
 
 
 @dataclass
@@ -60,14 +60,35 @@ def says_no_data(answer: str) -> bool:
     return any(re.search(p, answer, re.I) for p in NO_DATA_PHRASES)
 
 
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
 def sources_of(tool_texts: list[str], user_texts: list[str]) -> list[tuple[float, str | None]]:
-    """Every number the assistant saw: in tool results (with unit hints) and user texts."""
+    """Every number the assistant saw: in tool results (numbers with unit hints from their
+    keys, and numbers written inside strings: last four digits, phone numbers, details) and
+    in the user's texts."""
     sources: list[tuple[float, str | None]] = []
     for text in tool_texts:
         try:
-            sources.extend(numbers_in_json(json.loads(text)))
+            data = json.loads(text)
         except (json.JSONDecodeError, ValueError):
             sources.extend((q.value, q.unit) for q in find_quantities(text))
+            continue
+        sources.extend(numbers_in_json(data))
+        for string in _strings(data):
+            if string.strip().lstrip("+-").replace(".", "", 1).isdigit():
+                sources.append((float(string), None))
+            else:
+                sources.extend((q.value, q.unit) for q in find_quantities(string))
+                # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710).
+                sources.extend((float(m.group()), None) for m in re.finditer(r"\d+(?:\.\d+)?", string))
     for text in user_texts:
         sources.extend((q.value, q.unit) for q in find_quantities(text))
     return sources
@@ -77,6 +98,8 @@ def _fact_quantity(fact: Fact) -> tuple[float, str | None] | None:
     if isinstance(fact.value, bool) or not isinstance(fact.value, (int, float)):
         return None
     unit = canonical_unit(fact.unit) if fact.unit else None
+    if fact.unit and unit is None:
+        return None  # a unit the parser does not know: compared as text, else judged
     return float(fact.value), unit
 
 
@@ -85,7 +108,13 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
     item = Item(id=f"fact:{fact.id}", kind="fact", text=f"{fact.statement}: {fact.value}{unit}",
                 allowed=("right", "missing", "wrong"), critical=fact.critical,
                 evidence={"value": fact.value, "unit": fact.unit})
+    if normalise_text(fact.statement.rstrip(".")) in normalise_text(answer):
+        return settle(item, "right")  # the key's own statement, word for word
     expected = _fact_quantity(fact)
+    if expected is not None and expected[1] is None:
+        if any(q.unit is None and same_quantity(q, expected) for q in quantities):
+            return settle(item, "right")
+        return item
     if expected is not None:
         for q in quantities:
             if q.unit is not None and same_quantity(q, expected):
@@ -101,7 +130,10 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
     value = fact.value
     if isinstance(value, bool):
         return item  # a yes/no fact is for the judge
-    if normalise_text(str(value)) in normalise_text(answer):
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = normalise_text(str(value) + (f" {fact.unit}" if fact.unit and not isinstance(value, str) else ""))
+    if text in normalise_text(answer):
         return settle(item, "right")
     return item
 
@@ -128,12 +160,16 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # Numbers with no source: judged right (a shown calculation, a constant) or wrong (invented).
     sources = sources_of(tool_texts, user_texts)
     escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
-    calc_spans = [(c.start, c.end) for c in find_calculations(answer) if c.holds]
+    calculations = [c for c in find_calculations(answer) if c.holds]
+    calc_spans = [(c.start, c.end) for c in calculations]
+    calc_results = [c.result for c in calculations]
     for q in quantities:
         if is_sourced(q, sources) or is_constant(q) or q.text in escalation_numbers:
             continue
         if any(start <= q.start and q.end <= end for start, end in calc_spans):
             continue
+        if is_sourced(q, [(r.value, r.unit) for r in calc_results]):
+            continue  # the result of a calculation the answer shows
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence={"number": q.text, "context": _context(answer, q.start, q.end)}))
     for k, claim in enumerate(key.forbidden):

@@ -17,6 +17,8 @@ Number formats (``find_quantities``)
   A single dot is always a decimal point (``1.050`` is 1.05).
 * ``12,5`` / ``95,50``: a comma followed by anything but exactly three digits is a
   decimal comma.
+* A scale word after the number multiplies it: ``1.2 million kWh`` is 1,200,000
+  kWh (thousand, million, billion, bn); its precision scales along.
 * A sign (``-``, ``+`` or U+2212 minus) directly before the digits makes a negative
   number unless it follows a letter, digit or separator (``10-20`` is a range, so
   20 is positive).
@@ -279,7 +281,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "day_month",
         re.compile(
-            rf"(?<![0-9A-Za-z])(?P<d>[0-9]{{1,2}}){_ORD}(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
+            rf"(?<![0-9A-Za-z])(?:[0-9]{{1,2}}{_ORD}{_SPACE}*[-–]{_SPACE}*)?(?P<d>[0-9]{{1,2}}){_ORD}(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
     (
@@ -291,7 +293,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
     (
         "time",
-        re.compile(rf"(?<![0-9:.,])(?P<h>[0-9]{{1,2}}):(?P<mi>[0-9]{{2}})(?::(?P<s>[0-9]{{2}}))?(?P<ap>{_AMPM})?(?![0-9:])"),
+        re.compile(rf"(?<![0-9:.,])(?P<h>[0-9]{{1,2}}):(?P<mi>[0-9]{{2}})(?::(?P<s>[0-9]{{2}}))?(?P<ap>{_AMPM})?(?![0-9]|:[0-9])"),
     ),
     ("time_ampm", re.compile(rf"(?<![0-9.,:])(?P<h>[0-9]{{1,2}})(?P<ap>{_AMPM})")),
     (
@@ -373,8 +375,13 @@ _CARD_RE = re.compile(
 )
 
 
+# International phone numbers ("+351 217 000 900") are contact details, not amounts.
+_PHONE_RE = re.compile(rf"(?<![\w+])\+[0-9]{{1,3}}(?:(?:{_SPACE}|-)?[0-9]{{2,4}}){{2,}}(?![0-9])")
+
+
 def _blocked_spans(text: str) -> list[tuple[int, int]]:
     spans = [(d.start, d.end) for d in find_dates(text)]
+    spans.extend(m.span() for m in _PHONE_RE.finditer(text))
     for m in _ID_RE.finditer(text):
         if any(ch.isdigit() for ch in m.group()):
             spans.append(m.span())
@@ -403,6 +410,9 @@ _NUMBER_RE = re.compile(
     """,
     re.VERBOSE,
 )
+# Scale words multiply the number: "1.2 million kWh" is 1,200,000 kWh.
+_SCALES = {"thousand": 3, "million": 6, "billion": 9, "bn": 9}
+_SCALE_RE = re.compile(rf"{_SPACE}(?P<scale>(?i:thousand|million|billion|bn))(?![A-Za-z0-9])")
 _PREFIX_RE = re.compile(rf"(?:(?<![A-Za-z])(?i:eur|usd|gbp)|[€$£]){_SPACE}?$")
 
 
@@ -444,6 +454,12 @@ def find_quantities(text: str) -> list[Quantity]:
         unit: str | None = None
         q_start, q_end = start, end
 
+        sm = _SCALE_RE.match(text, end)
+        if sm:
+            scale = _SCALES[sm.group("scale").lower()]
+            value *= 10.0**scale
+            decimals -= scale  # "1.2 million" is precise to 0.05 million
+            end = q_end = sm.end()
         um = _UNIT_RE.match(text, end)
         if um:
             unit = canonical_unit(um.group("unit"))
@@ -451,7 +467,7 @@ def find_quantities(text: str) -> list[Quantity]:
         else:
             after = text[end : end + 1]
             # Glued to letters that are no unit: an ordinal or a word ("5th", "2x"), unless "x" is a times sign.
-            if after.isalpha() and not (after in "xX" and not text[end + 1 : end + 2].isalpha()):
+            if after.isalpha() and not (after in "xX" and not text[end + 1 : end + 2].isalpha()) and not sm:
                 continue
         if unit is None:
             window_start = max(0, start - 4)
@@ -672,7 +688,10 @@ def is_constant(q: Quantity | tuple[float, str | None] | float) -> bool:
 
 
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "–": "-", "×": "*", "x": "*", "X": "*", "*": "*", "·": "*", "/": "/", "÷": "/"}
-_OP_GAP = re.compile(rf"^{_SPACE}*(?P<op>[-+\u2212–×xX*·/÷]){_SPACE}*$")
+# "95 EUR per night × 3 nights": a "per night" or "/night" before the operator belongs to the left operand.
+_OP_GAP = re.compile(
+    rf"^{_SPACE}*(?:(?:per{_SPACE}+|/{_SPACE}*)[A-Za-z]+{_SPACE}*)?(?P<op>[-+\u2212–×xX*·/÷]|of){_SPACE}*$"
+)
 _EQ_GAP = re.compile(rf"^{_SPACE}*(?:=|≈|==){_SPACE}*$")
 
 
@@ -700,7 +719,9 @@ def find_calculations(text: str) -> list[Calculation]:
     """Shown arithmetic: quantities joined by + - × / and ending in ``= result``, and whether it holds.
 
     It holds when the result agrees with the computed value to the decimals the
-    result is written with (``1/3 = 0.33`` holds). Additions and subtractions of
+    result is written with (``1/3 = 0.33`` holds). ``20 % of 95 EUR = 19 EUR``
+    and ``95 EUR per night × 3 nights = 285 EUR`` are read too (a percentage
+    multiplies as a share; "per night" belongs to its operand). Additions and subtractions of
     one dimension are also computed in base units, so ``1.2 km + 300 m = 1500 m`` holds.
     """
     qs = find_quantities(text)
@@ -715,7 +736,9 @@ def find_calculations(text: str) -> list[Calculation]:
             gap = text[qs[j].end : qs[j + 1].start]
             om = _OP_GAP.match(gap)
             if om:
-                ops.append(_OPS[om.group("op")])
+                if om.group("op") == "of" and qs[j].unit != "%":
+                    break
+                ops.append(_OPS.get(om.group("op"), "*"))
                 operands.append(qs[j + 1])
                 j += 1
                 continue
@@ -735,6 +758,11 @@ def find_calculations(text: str) -> list[Calculation]:
             continue
         computed = _evaluate([o.value for o in operands], ops)
         holds = computed is not None and _within_rounding(result.value, result.decimals, computed)
+        if not holds and result.unit != "%" and any(o.unit == "%" for o in operands) and set(ops) <= {"*", "/"}:
+            # "20 % of 95 EUR = 19 EUR": a percentage multiplies as a share.
+            shares = _evaluate([o.value / 100 if o.unit == "%" else o.value for o in operands], ops)
+            if shares is not None and _within_rounding(result.value, result.decimals, shares):
+                computed, holds = shares, True
         dims = {o.dimension for o in operands + [result]}
         if not holds and set(ops) <= {"+", "-"} and len(dims) == 1 and None not in dims:
             base = _evaluate([to_base(o)[0] for o in operands], ops)

@@ -415,7 +415,8 @@ class HTTPProvider:
                 codes.append(error.code)
                 if not decision.retry:
                     raise error
-                if decision.delay > 0:
+                paced = self.pacer is not None and decision.kind == "rate_limit" and error.retry_after is not None
+                if decision.delay > 0 and not paced:  # with a pacer, its hold does the waiting for every worker
                     self.sleep(decision.delay)
                 continue
             if self.pacer is not None:

@@ -247,7 +247,11 @@ class ReferenceAssistant:
             lines.append("The data does not answer this question: the services hold no record of it.")
         for fact in key.facts:
             unit = f" {fact.unit}" if fact.unit else ""
-            line = f"{fact.statement}: {_fmt(fact.value)}{unit}."
+            statement = fact.statement.rstrip()
+            if _states_value(statement, fact.value, fact.unit):
+                line = statement if statement.endswith((".", "!", "?")) else statement + "."
+            else:
+                line = f"{statement.rstrip('.')}: {_fmt(fact.value)}{unit}."
             if fact.calculation:
                 line += f" (Calculated: {fact.calculation}.)"
             lines.append(line)
@@ -316,6 +320,21 @@ class ReferenceAssistant:
             word = "refused" if refused else "rejected with an error"
             return f"I tried to {_describe(action.tool, args)}, but it was {word}: {reason}. Nothing was changed."
         return _done_line(action.tool, args, _created_id(result), result)
+
+
+def _states_value(statement: str, value: Any, unit: str | None) -> bool:
+    """Whether a key statement already gives its value (with its unit, for numbers)."""
+    from pytest_assistant_eval.grading.quantities import canonical_unit, find_quantities, same_quantity
+
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        known = canonical_unit(unit) if unit else None
+        if unit and known is None:
+            return False  # a unit the parser does not know: state the value in full
+        return any(same_quantity(q, (float(value), known), allow_unitless=known is None)
+                   for q in find_quantities(statement) if known is None or q.unit is not None)
+    return str(value).casefold() in statement.casefold()
 
 
 def _invented_number(results: list[Any]) -> str:

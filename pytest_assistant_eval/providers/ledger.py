@@ -1,0 +1,116 @@
+"""The shared request ledger: one JSON file per results folder, guarded by a file lock (S4.6, S4.14).
+
+Every worker of a run (xdist or not, one process or several) reads and writes the same file
+under ``filelock.FileLock``; a write goes to a temporary file in the same folder, is fsynced
+and then replaces the ledger (``os.replace``), so a crash at any instant leaves either the old
+or the new ledger, never a torn one. Entries are keyed by route (preset and address):
+
+``{"format": 1, "routes": {ROUTE: {"requests_by_day": {DATE: n}, "learned_interval": s,
+"header_interval": s, "last_start": t, "not_before": t}}}``
+
+A ledger that cannot be read is an error, never silently replaced: forgetting the requests of
+the day would overspend the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+LEDGER_FORMAT = 1
+
+
+class LedgerError(RuntimeError):
+    pass
+
+
+def new_route_entry() -> dict[str, Any]:
+    return {"requests_by_day": {}, "learned_interval": 0.0, "header_interval": 0.0, "last_start": None,
+            "not_before": None}
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable where the platform allows it
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+class Ledger:
+    """A JSON ledger shared by processes; use :meth:`transaction` for every read-modify-write."""
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 120.0) -> None:
+        self.path = Path(path)
+        self.lock = FileLock(str(self.path) + ".lock", timeout=timeout)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {"format": LEDGER_FORMAT, "routes": {}}
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise LedgerError(f"the request ledger {self.path.name} cannot be read: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+            raise LedgerError(f"the request ledger {self.path.name} is of another format")
+        data.setdefault("routes", {})
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        atomic_write_bytes(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+
+    @contextmanager
+    def transaction(self) -> Iterator[dict[str, Any]]:
+        """The whole ledger under the lock; written back atomically when the block ends without error."""
+        with self.lock:
+            data = self._read()
+            yield data
+            self._write(data)
+
+    def read(self) -> dict[str, Any]:
+        with self.lock:
+            return self._read()
+
+    @staticmethod
+    def entry(data: dict[str, Any], route: str) -> dict[str, Any]:
+        entry = data["routes"].setdefault(route, new_route_entry())
+        for key, value in new_route_entry().items():
+            entry.setdefault(key, value)
+        return entry
+
+    def requests_on(self, route: str, day: str) -> int:
+        return int(self.read()["routes"].get(route, {}).get("requests_by_day", {}).get(day, 0))
+
+    def requests_by_day(self, route: str) -> dict[str, int]:
+        return dict(self.read()["routes"].get(route, {}).get("requests_by_day", {}))

@@ -1,0 +1,38 @@
+"""Worker functions run in child processes (spawned) by the pacing tests and the benchmark."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, max_per_day: int | None = None,
+                   start_interval: float = 0.0, pace: float = 0.0) -> dict[str, Any]:
+    """Send up to ``count`` requests through a real provider and pacer; report what happened."""
+    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError, RetryPolicy
+    from pytest_assistant_eval.providers.ledger import Ledger
+    from pytest_assistant_eval.providers.pacing import Pacer
+    from pytest_assistant_eval.providers.presets import make_provider
+
+    pacer = Pacer(Ledger(ledger_path), route, pace=pace, start_interval=start_interval,
+                  max_requests_per_day=max_per_day)
+    provider = make_provider("openai-compatible", "paced-model", base_url=base_url, key="test-key", pacer=pacer,
+                             stream=False, retry=RetryPolicy(max_attempts=1))
+    request = ChatRequest(model="paced-model", messages=[Message(role="user", content="hi")], tools=[],
+                          max_output_tokens=8)
+    result: dict[str, Any] = {"ok": 0, "errors": [], "budget_used": None, "started": time.time()}
+    try:
+        for _ in range(count):
+            try:
+                provider.complete(request)
+                result["ok"] += 1
+            except BudgetUsed as used:
+                result["budget_used"] = str(used)
+                break
+            except ProviderError as error:
+                result["errors"].append(error.code)
+    finally:
+        provider.close()
+    result["finished"] = time.time()
+    return result
