@@ -29,11 +29,13 @@ class RecordError(Exception):
     """A file of another format, or one that does not parse; the message names the file."""
 
 
-def dumps(data: Any) -> str:
+def dumps(data: Any, *, compact: bool = False) -> str:
+    if compact:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
-def write_text_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
+def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -49,11 +51,21 @@ def write_text_atomic(path: Path, text: str, *, mode: int = 0o644) -> None:
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
 
 
-def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644) -> None:
-    write_text_atomic(path, dumps(data), mode=mode)
+def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool = False,
+                      redacted: bool = False, secrets: tuple[str, ...] = (), sync_dir: bool = True) -> None:
+    """Write JSON atomically; ``redacted`` removes keys and local paths from the text first.
+
+    Redacting the serialised text is equivalent to redacting every string (the patterns
+    never match a quote or a backslash) and much faster than walking the structure.
+    """
+    text = dumps(data, compact=compact)
+    if redacted:
+        text = redact(text, secrets)
+    write_text_atomic(path, text, mode=mode, sync_dir=sync_dir)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -85,7 +97,7 @@ def read_json(path: Path, expected_format: str | None = None) -> Any:
 
 
 _HOME = str(Path.home())
-_ABS_PATH = re.compile(r"(?<![\w.])/(?:home|root|tmp|Users|var|private|work|mnt|opt)(?:/[^\s\"'<>]*)?")
+_ABS_PATH = re.compile(r"(?<![\w.])/(?:home|root|tmp|Users|var|private|work|mnt|opt)(?:/[^\s\"'<>\\]*)?")
 _SECRETISH = re.compile(r"\b(?:sk|pk|rk|AIza|sk-or-v1|sk-ant)[-_A-Za-z0-9]{12,}\b")
 
 

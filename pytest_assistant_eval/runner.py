@@ -21,7 +21,16 @@ from typing import Any
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.load import load_cases
 from pytest_assistant_eval.cases.model import CaseSet, KeyEntry, Question, Task
-from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, UnreadableToolCalls
+from pytest_assistant_eval.conversation.checkpoint import (
+    CHECKPOINT_FORMAT,
+    RESTART_REASONS,
+    changed_tables,
+    checkpoint_path,
+    read_checkpoint,
+    setting_reason,
+    write_checkpoint,
+)
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, request_body_sha256
 from pytest_assistant_eval.conversation.messages import ToolDefinition
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
 from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS, CellContext, make_scripted
@@ -34,7 +43,8 @@ from pytest_assistant_eval.records import (
     redact_data,
     write_json_atomic,
 )
-from pytest_assistant_eval.world.backend import ForbiddenCall, Policy
+from pytest_assistant_eval.providers.errors import ProviderError
+from pytest_assistant_eval.world.backend import ForbiddenCall, LogEntry, Policy
 from pytest_assistant_eval.world.build import WorldIdentity, list_variants, verify_world
 from pytest_assistant_eval.world.fixtures import load_variants
 from pytest_assistant_eval.world.services import open_world
@@ -192,6 +202,13 @@ def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
 
+def _today() -> str:
+    """The day requests are counted on (UTC); ASSISTANT_EVAL_TODAY overrides it for tests."""
+    import os
+
+    return os.environ.get("ASSISTANT_EVAL_TODAY") or datetime.now(timezone.utc).date().isoformat()
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -201,6 +218,7 @@ class RunSession:
 
     def __init__(self, options: RunOptions) -> None:
         self.options = options
+        self.today = _today
         self.world_identity: WorldIdentity = verify_world(options.world)
         self.cases, self.levels = load_calibration(options.calibration, options.world)
         self.cells = plan_cells(self.cases, self.levels, options)
@@ -270,51 +288,66 @@ class RunSession:
             self._providers[spec.label] = make_scripted(spec.model)
         return self._providers[spec.label]
 
-    def run_cell(self, cell: CellSpec) -> CellResult:
-        path = self.record_path(cell)
-        if self.options.resume and path.exists():
-            return CellResult("done", "finished in an earlier run")
-        spec = self.models[cell.model]
-        setting = self._settings[cell.level]
-        level = self.levels.levels[cell.level]
+    def checkpoint_path(self, cell: CellSpec) -> Path:
+        return checkpoint_path(results_dir(self.options, self.models[cell.model]), cell.cell_id)
+
+    def _setup(self, cell: CellSpec) -> tuple[str, list[str], tuple[KeyEntry, ...], tuple[Question, ...], Policy, Task | None]:
         task = self.tasks.get(cell.case_id) if cell.kind == "task" else None
         if task is not None:
-            variant, turns, keys, questions = task.variant, [task.opening], (), ()
             policy = Policy(tuple(
                 ForbiddenCall(r.id, r.tool, {k: m.value for k, m in r.args.items() if m.kind == "exact"},
                               r.max_amount, r.currency, r.why or "not allowed for this task")
                 for r in task.restrictions))
-        elif cell.kind == "scenario":
+            return task.variant, [task.opening], (), (), policy, task
+        if cell.kind == "scenario":
             questions = self.scenario.turns
-            variant, turns, policy = questions[0].variant, [q.text for q in questions], Policy()
             keys = tuple(self.keys[q.id] for q in questions)
-        else:
-            q = self.questions[cell.case_id]
-            questions, variant, turns, policy = (q,), q.variant, [q.text], Policy()
-            keys = (self.keys[q.id],)
+            return questions[0].variant, [q.text for q in questions], keys, tuple(questions), Policy(), None
+        q = self.questions[cell.case_id]
+        return q.variant, [q.text], (self.keys[q.id],), (q,), Policy(), None
+
+    def run_cell(self, cell: CellSpec) -> CellResult:
+        path = self.record_path(cell)
+        cp_path = self.checkpoint_path(cell)
+        if path.exists() and self.options.resume:
+            cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
+            return CellResult("done", "finished in an earlier run")
+        spec = self.models[cell.model]
+        setting = self._settings[cell.level]
+        level = self.levels.levels[cell.level]
+        setting_key = self._keys_of_setting[cell.level]
+        variant, turns, keys, questions, policy, task = self._setup(cell)
         assistant = self.provider(spec)
         if hasattr(assistant, "begin_cell"):
             assistant.begin_cell(CellContext(cell.kind, cell.level, setting.escalation_sentence,
                                              tuple(questions), keys, task))
         user = ScriptedUser(task) if task is not None else None
         started_at = _now()
+        notes: list[str] = []
         workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-"))
         try:
             world = open_world(self.options.world, variant, workdir, policy)
             try:
                 start_state = world.snapshot()
-                state = Conversation.start(setting, turns)
                 conversation = Conversation(assistant=assistant, world=world, level=setting, model=spec.model,
-                                            user=user, state=state, limits=Limits(), stream=self.options.stream)
+                                            user=user, state=Conversation.start(setting, turns), limits=Limits(),
+                                            stream=self.options.stream)
                 if task is not None:
                     conversation.user_check = lambda reply, _t=task: check_user_reply(_t, reply)
+                cp = self._fresh_checkpoint(cell, spec, setting_key)
+                if self.options.resume and cp_path.exists():
+                    restored, why = self._restore(cp_path, cell, spec, setting_key, conversation, world)
+                    if restored is not None:
+                        cp = restored
+                    else:
+                        notes.append(f"{cell.cell_id}: started again: {why}")
+                        cp_path.unlink(missing_ok=True)
+                conversation.before_request = lambda state, request: self._save_checkpoint(
+                    cp_path, cp, state, request, conversation, world, start_state)
                 try:
                     final = conversation.run()
-                except UnreadableToolCalls:
-                    at = conversation.state
-                    return CellResult("kept", f"{cell.cell_id}: kept up to turn {at.turn + 1}, request "
-                                      f"{at.requests + 1}; run again with --resume to continue it",
-                                      code=UnreadableToolCalls.code)
+                except ProviderError as exc:
+                    return self._stopped(cell, cp_path, cp, conversation, exc, notes)
                 end_state = world.snapshot()
                 log = [entry.to_dict() for entry in world.log]
             finally:
@@ -322,8 +355,91 @@ class RunSession:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         record = self._record(cell, spec, level, variant, final, conversation, start_state, end_state, log, started_at)
-        write_json_atomic(path, redact_data(record))
-        return CellResult("done", final.stop or "")
+        record["resume"] = cp["resume"]
+        record["requests_by_day"] = cp["requests_by_day"]
+        write_json_atomic(path, record, compact=True, redacted=True)
+        cp_path.unlink(missing_ok=True)  # the checkpoint goes when the record is written
+        return CellResult("done", "\n".join(notes))
+
+    # -- checkpoints ----------------------------------------------------------------
+    def _fresh_checkpoint(self, cell: CellSpec, spec: ModelSpec, setting_key: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "format": CHECKPOINT_FORMAT, "cell": cell.cell_id,
+            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route},
+            "world": self.world_identity.fingerprint, "setting_key": setting_key, "git_commit": self.commit,
+            "state": None, "world_state": {}, "service_log": [], "requests_log": [], "pending": None,
+            "attempts": [], "stop": None, "requests_by_day": {}, "resume": {"count": 0, "points": []},
+            "seconds_so_far": 0.0, "updated_at": _now(),
+        }
+
+    def _save_checkpoint(self, path: Path, cp: dict[str, Any], state: LoopState, request: Any,
+                         conversation: Conversation, world: Any, start_state: Any) -> None:
+        today = self.today()
+        cp["requests_by_day"][today] = cp["requests_by_day"].get(today, 0) + 1
+        cp["state"] = state.to_dict()
+        cp["world_state"] = changed_tables(start_state, world.snapshot())
+        cp["service_log"] = [entry.to_dict() for entry in world.log]
+        cp["requests_log"] = list(conversation.requests_log)
+        cp["pending"] = {"request_sha256": request_body_sha256(request), "turn": state.turn,
+                         "round": state.round + 1, "request": state.requests + 1, "at": _now()}
+        cp["attempts"] = []
+        cp["stop"] = None
+        cp["updated_at"] = _now()
+        write_checkpoint(path, cp)
+
+    def _restore(self, path: Path, cell: CellSpec, spec: ModelSpec, setting_key: dict[str, Any],
+                 conversation: Conversation, world: Any) -> tuple[dict[str, Any] | None, str | None]:
+        data, why = read_checkpoint(path)
+        if data is None:
+            return None, why
+        if data["model"] != {"preset": spec.preset, "model": spec.model, "route": spec.route}:
+            return None, RESTART_REASONS["model"]
+        if data["world"] != self.world_identity.fingerprint:
+            return None, RESTART_REASONS["world"]
+        why = setting_reason(data["setting_key"], setting_key)
+        if why:
+            return None, why
+        if data["state"] is None or data["pending"] is None:
+            return None, RESTART_REASONS["request"]
+        try:
+            state = LoopState.from_dict(data["state"])
+        except (KeyError, TypeError):
+            return None, RESTART_REASONS["format"]
+        world.restore(data["world_state"])
+        world.log.extend(LogEntry.from_dict(entry) for entry in data["service_log"])
+        conversation.state = state
+        conversation.requests_log = list(data["requests_log"])
+        if request_body_sha256(conversation.next_request()) != data["pending"]["request_sha256"]:
+            return None, RESTART_REASONS["request"]
+        stop = data["stop"] or {}
+        data["resume"]["count"] += 1
+        data["resume"]["points"].append({
+            "turn": data["pending"]["turn"], "round": data["pending"]["round"],
+            "request": data["pending"]["request"], "code": stop.get("code", "killed"),
+            "provider": spec.route, "lost_usage": None,
+            "stopped_at": stop.get("at", data.get("updated_at")), "resumed_at": _now(),
+            "pace": self.options.pace, "stream": self.options.stream,
+            "git_commits": {"stopped": data.get("git_commit"), "resumed": self.commit},
+            "request_sha256": data["pending"]["request_sha256"],
+        })
+        return data, None
+
+    def _stopped(self, cell: CellSpec, cp_path: Path, cp: dict[str, Any], conversation: Conversation,
+                 exc: ProviderError, notes: list[str]) -> CellResult:
+        """A provider error stopped the cell: keep its checkpoint (temporary, format) or drop it."""
+        attempts = [a.to_dict() if hasattr(a, "to_dict") else a for a in getattr(conversation.assistant, "attempts", [])]
+        if exc.kind in ("temporary", "format") and cp.get("pending") is not None:
+            cp["stop"] = {"code": exc.code, "at": _now(), "status": getattr(exc, "status", None),
+                          "provider_code": getattr(exc, "provider_code", None),
+                          "message": getattr(exc, "provider_message", None)}
+            cp["attempts"] = attempts
+            write_checkpoint(cp_path, cp)
+            pending = cp["pending"]
+            return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "
+                              f"{pending['request']}; run again with --resume to continue it", code=exc.code)
+        cp_path.unlink(missing_ok=True)
+        return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell. Run again with --resume.",
+                          code=exc.code)
 
     def _record(self, cell: CellSpec, spec: ModelSpec, level: levels_mod.Level, variant: str, final: LoopState,
                 conversation: Conversation, start_state: Any, end_state: Any, log: list[dict[str, Any]],

@@ -264,11 +264,16 @@ def test_lookups_run_and_surface_every_id_the_actions_use(world_dir: Path, tmp_p
     assert all(not SPECS[c.tool].consequential for c in task.lookups)
     text = json.dumps([r.data for r in results], ensure_ascii=False)
     ids = {row[k] for rows in state.values() for row in rows for k in ("id",) if k in row}
+    listings = {x["id"]: x for r in results for x in (r.data if isinstance(r.data, list) else [r.data])
+                if isinstance(x, dict) and "price" in x}
     for action in task.required_actions:
-        for name, value in _action_args(task, action).items():
+        args = _action_args(task, action)
+        for name, value in args.items():
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and item in ids:
                     assert item in text, f"{action.id}.{name} = {item} is not in any lookup result"
+        if action.tool == "book_listing":
+            assert args["listing_id"] in listings, f"{action.id}: the lookups do not show the listing's price"
 
 
 @pytest.mark.parametrize("tid", TASK_IDS)

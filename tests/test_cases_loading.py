@@ -107,6 +107,7 @@ required_actions:
     args:
       listing_id: L-103
       start_date: "2026-04-01"
+      guests: {set: [c-ana], may_include: [c-mara]}
       nights: {numeric: 4}
       max_price: {from_fact: budget}
 expected_state:
@@ -206,6 +207,7 @@ def test_a_valid_set_loads_with_every_part(good: Path):
     assert t01.required_actions[0].args["listing_id"] == Matcher("exact", "L-103")
     assert t01.required_actions[0].args["max_price"] == Matcher("numeric", 100, 0.0, "budget")
     assert t01.required_actions[0].args["start_date"].value == "2026-04-01"  # not a date object
+    assert t01.required_actions[0].args["guests"] == Matcher("set", ["c-ana"], may_include=("c-mara",))
     assert t01.expected_state[1].ignore == ("created_at",)
     assert t01.file.endswith("T01.yaml") and t01.line == 1
 
@@ -420,3 +422,19 @@ def test_a_missing_file_is_an_error(good: Path):
     (good / "answer_key.yaml").unlink()
     err = the_error(good)
     assert err.file.endswith("answer_key.yaml") and "cannot read" in err.message
+
+
+def test_a_reference_to_a_later_call_is_an_error(good: Path):
+    broken = KEY.replace("args: {listing_id: L-101}", 'args: {listing_id: "${0.id}"}')
+    err = the_error(write_set(good, **{"answer_key.yaml": broken}))
+    assert "does not come before this one" in err.message and err.line == line_of(broken, "${0.id}")
+
+
+def test_a_reference_to_an_earlier_call_loads(good: Path):
+    key = KEY.replace(
+        "      - tool: get_listing\n        args: {listing_id: L-101}\n",
+        "      - tool: search_listings\n        args: {}\n      - tool: get_listing\n        args: {listing_id: \"${0[id=L-101].id}\"}\n",
+    )
+    assert key != KEY
+    cases = load_cases(write_set(good, **{"answer_key.yaml": key}), TOOLS, VARIANTS)
+    assert cases.key.entries["G01"].oracle_calls[1].args == {"listing_id": "${0[id=L-101].id}"}

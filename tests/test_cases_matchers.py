@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from hypothesis import given, strategies as st
 
 from pytest_assistant_eval.cases import Matcher, StateAssertion, check_state, example_value, matches
@@ -20,6 +22,7 @@ matchers = st.one_of(
     st.builds(Matcher, st.just("normalised"), st.one_of(texts, st.integers(), finite)),
     st.builds(Matcher, st.just("numeric"), st.one_of(st.integers(-10**9, 10**9), finite), st.floats(0, 1e6)),
     st.builds(Matcher, st.just("set"), st.lists(st.one_of(texts, st.integers()), max_size=5)),
+    st.builds(Matcher, st.just("set"), st.lists(texts, max_size=3), may_include=st.lists(texts, max_size=3).map(tuple)),
     st.builds(Matcher, st.just("contains"), st.lists(texts, min_size=1, max_size=4)),
     st.builds(Matcher, st.just("any"), st.none()),
 )
@@ -85,6 +88,12 @@ def test_set_examples():
     assert not matches(m, ["ana@x.pt"]) and not matches(m, ["ana@x.pt", "ben@x.pt", "cy@x.pt"]) and not matches(m, "ana@x.pt")
 
 
+def test_a_set_may_allow_extra_elements():
+    m = Matcher("set", ["c-tiago"], may_include=("c-mara",))
+    assert matches(m, ["c-tiago"]) and matches(m, ["C-Mara", "c-tiago"])
+    assert not matches(m, ["c-mara"]) and not matches(m, ["c-tiago", "c-ines"])
+
+
 def test_contains_examples():
     m = Matcher("contains", ["Friday", "19:00"])
     assert matches(m, "See you on friday at 19:00!")
@@ -142,3 +151,37 @@ def test_ignored_fields_are_not_checked():
 def test_a_missing_column_is_a_mismatch():
     [mm] = check_state([StateAssertion("bookings", {"listing": "L-101"}, {"colour": Matcher("any")})], STATE)
     assert mm.actual == "no such field"
+
+
+# --------------------------------------------------------------------------- references
+
+from pytest_assistant_eval.cases import RefError, ToolCallSpec, plan_rounds, resolve_args  # noqa: E402
+
+RUNS = [{"id": "r-1", "status": "succeeded"}, {"id": "r-2", "status": "failed"}]
+
+
+def test_a_reference_takes_a_value_from_an_earlier_result():
+    assert resolve_args({"run_id": "${0[status=failed].id}"}, [RUNS]) == {"run_id": "r-2"}
+    assert resolve_args({"run_id": "${0.0.id}", "kind": "x"}, [RUNS]) == {"run_id": "r-1", "kind": "x"}
+
+
+def test_a_reference_reads_the_json_the_assistant_saw_too():
+    assert resolve_args({"run_id": "${0[status=failed].id}"}, [{"ok": True, "result": RUNS}]) == {"run_id": "r-2"}
+
+
+@pytest.mark.parametrize("ref", ["${1.id}", "${0[status=queued].id}", "${0.5.id}", "${0.colour}", "${zero}"])
+def test_a_reference_that_cannot_be_followed_says_so(ref):
+    with pytest.raises(RefError):
+        resolve_args({"x": ref}, [RUNS])
+
+
+def test_calls_that_refer_to_earlier_results_go_in_later_rounds():
+    calls = [
+        ToolCallSpec("list_runs", {}),
+        ToolCallSpec("list_cards", {}),
+        ToolCallSpec("get_run", {"run_id": "${0[status=failed].id}"}),
+        ToolCallSpec("get_card", {"card_id": "${1.0.id}"}),
+        ToolCallSpec("get_run", {"run_id": "${2.id}"}),
+    ]
+    assert plan_rounds(calls) == [[0, 1], [2, 3], [4]]
+    assert plan_rounds([]) == []

@@ -23,6 +23,7 @@ from .model import (
     ToolCallSpec,
     UserFact,
 )
+from .refs import RefError, plan_rounds, resolve_args
 from .state_checks import StateMismatch, check_state
 from .tasks import policy_for, task_facts
 
@@ -31,5 +32,6 @@ __all__ = [
     "ForbiddenClaim", "KeyEntry", "Matcher", "Question", "QuestionSet", "RequiredAction",
     "Restriction", "Scenario", "StateAssertion", "StateMismatch", "Task", "ToolCallSpec",
     "UserFact", "check_state", "example_value", "load_answer_key", "load_cases",
-    "load_question_set", "load_tasks", "matches", "policy_for", "task_facts",
+    "load_question_set", "load_tasks", "matches", "plan_rounds", "policy_for", "RefError",
+    "resolve_args", "task_facts",
 ]

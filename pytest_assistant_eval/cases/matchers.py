@@ -98,7 +98,8 @@ def matches(m: Matcher, actual: Any) -> bool:
         if not isinstance(actual, (list, tuple)):
             return False
         want_items = m.value if isinstance(m.value, (list, tuple)) else [m.value]
-        return {_norm_scalar(v) for v in actual} == {_norm_scalar(v) for v in want_items}
+        got, want = {_norm_scalar(v) for v in actual}, {_norm_scalar(v) for v in want_items}
+        return want <= got <= want | {_norm_scalar(v) for v in m.may_include}
     if kind == "contains":
         if not isinstance(actual, str):
             return False

@@ -24,6 +24,7 @@ class Matcher:
     - ``normalised``: strings equal after casefold, trimmed, inner whitespace collapsed;
     - ``numeric``: ``abs(actual - value) <= tolerance``;
     - ``set``: the actual list holds the same elements, order ignored (normalised strings);
+      elements in ``may_include`` may be there too (e.g. the owner among attendees);
     - ``contains``: the normalised actual string contains every normalised string in ``value``;
     - ``any``: present, any value.
 
@@ -34,6 +35,7 @@ class Matcher:
     value: Any = None
     tolerance: float = 0.0
     from_fact: str | None = None
+    may_include: tuple[Any, ...] = ()  # ``set`` only: elements allowed besides ``value``
 
 
 @dataclass(frozen=True)

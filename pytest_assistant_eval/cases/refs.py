@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["RefError", "find_refs", "resolve_args", "is_ref"]
+__all__ = ["RefError", "find_refs", "resolve_args", "is_ref", "plan_rounds"]
 
 _REF = re.compile(r"^\$\{(\d+)((?:\.[^.\[\]{}]+|\[[^\]=]+=[^\]]*\])*)\}$")
 _STEP = re.compile(r"\.([^.\[\]{}]+)|\[([^\]=]+)=([^\]]*)\]")
@@ -53,6 +53,13 @@ def find_refs(args: dict[str, Any]) -> list[tuple[str, int | None]]:
     return out
 
 
+def _unwrap(result: Any) -> Any:
+    """A tool result as the assistant saw it (``{"ok": true, "result": ...}``) or its data."""
+    if isinstance(result, dict) and "ok" in result and "result" in result:
+        return result["result"]
+    return result
+
+
 def _follow(ref: str, results: list[Any]) -> Any:
     m = _REF.match(ref)
     if m is None:
@@ -60,7 +67,7 @@ def _follow(ref: str, results: list[Any]) -> Any:
     index = int(m.group(1))
     if index >= len(results):
         raise RefError(f"{ref!r} names call {index}, but only {len(results)} came before it")
-    value = results[index]
+    value = _unwrap(results[index])
     for step in _STEP.finditer(m.group(2)):
         key, fkey, fval = step.groups()
         if key is not None:
@@ -82,7 +89,8 @@ def _follow(ref: str, results: list[Any]) -> Any:
 
 def resolve_args(args: Any, results: list[Any]) -> Any:
     """``args`` with every reference replaced by the value it names in ``results``
-    (the ``data`` of the earlier calls' results, in order)."""
+    (the earlier calls' results in order: each their ``data``, or the JSON the assistant
+    saw, ``{"ok": true, "result": ...}``)."""
     if is_ref(args):
         return _follow(args, results)
     if isinstance(args, dict):
@@ -90,3 +98,18 @@ def resolve_args(args: Any, results: list[Any]) -> Any:
     if isinstance(args, list):
         return [resolve_args(v, results) for v in args]
     return args
+
+
+def plan_rounds(calls: list[Any]) -> list[list[int]]:
+    """Indexes of ``calls`` (ToolCallSpec) grouped into rounds: a call that refers to an
+    earlier result goes in a round after that result's; the others go as early as they can.
+    An assistant that sends each round at once, then resolves the next round's arguments
+    with :func:`resolve_args`, makes the calls a careful assistant makes."""
+    round_of: list[int] = []
+    for i, call in enumerate(calls):
+        deps = [t for _, t in find_refs(call.args) if t is not None and t < i]
+        round_of.append(max((round_of[d] + 1 for d in deps), default=0))
+    rounds: list[list[int]] = [[] for _ in range(max(round_of, default=-1) + 1)]
+    for i, r in enumerate(round_of):
+        rounds[r].append(i)
+    return rounds

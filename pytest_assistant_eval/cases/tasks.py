@@ -50,7 +50,7 @@ def parse_matcher(src: Source, node: Node, what: str, facts: dict[str, UserFact]
     """One matcher (see the module docstring); ``facts`` are the task's user facts."""
     if not isinstance(node, MappingNode):
         return Matcher(kind="exact", value=src.value(node))
-    f = Fields(src, node, what, set(MATCHER_KINDS) | {"tolerance", "from_fact"})
+    f = Fields(src, node, what, set(MATCHER_KINDS) | {"tolerance", "from_fact", "may_include"})
     kinds = [k for k in MATCHER_KINDS if f.has(k)]
     from_fact = f.get("from_fact", "str", required=False)
     fact: UserFact | None = None
@@ -81,6 +81,15 @@ def parse_matcher(src: Source, node: Node, what: str, facts: dict[str, UserFact]
             kind = "exact"
         return Matcher(kind=kind, value=value, tolerance=float(tolerance), from_fact=from_fact)
     kind = kinds[0]
+    may_include: tuple[Any, ...] = ()
+    if f.has("may_include"):
+        mnode = f.get("may_include", "list")
+        if kind != "set":
+            src.error(f.node_of("may_include"), f"{what}: 'may_include' applies only to a set matcher")
+            return None
+        if mnode is None:
+            return None
+        may_include = tuple(src.value(mnode))
     if f.has("tolerance") and kind != "numeric":
         src.error(f.node_of("tolerance"), f"{what}: 'tolerance' applies only to a numeric matcher")
         return None
@@ -106,7 +115,7 @@ def parse_matcher(src: Source, node: Node, what: str, facts: dict[str, UserFact]
                 src.error(vnode, f"{what}: write 'any: true'")
                 return None
             value = None
-    m = Matcher(kind=kind, value=value, tolerance=float(tolerance), from_fact=from_fact)
+    m = Matcher(kind=kind, value=value, tolerance=float(tolerance), from_fact=from_fact, may_include=may_include)
     if fact is not None and not matches(m, fact.value):
         src.error(node, f"{what}: the fact {from_fact!r} ({fact.value!r}) does not satisfy this matcher")
         return None

@@ -24,6 +24,7 @@ from pytest_assistant_eval.conversation.messages import (
 )
 from pytest_assistant_eval.conversation.user import SimulatedUser, UserReply
 from pytest_assistant_eval.providers.base import Provider
+from pytest_assistant_eval.providers.errors import GradedError, ToolCallUnreadable
 from pytest_assistant_eval.world.backend import WorldBackend
 
 NUDGE_TEXT = "(The user is waiting.) Please go on, or tell me plainly that you are done."
@@ -56,10 +57,8 @@ class Limits:
     max_nudges: int = 2
 
 
-class UnreadableToolCalls(Exception):
-    """Three answers in a row whose tool calls could not be read (code tool_call_unreadable)."""
-
-    code = "tool_call_unreadable"
+class UnreadableToolCalls(ToolCallUnreadable):
+    """Three answers in a row whose tool calls could not be read: the cell is kept."""
 
 
 @dataclass
@@ -216,7 +215,18 @@ class Conversation:
             started = self.clock()
             if self.first_request_at is None:
                 self.first_request_at = started
-            response = self.assistant.complete(request)
+            try:
+                response = self.assistant.complete(request)
+            except GradedError as exc:
+                # A graded outcome (context too long, a refusal): saved and graded, not retried.
+                self.state.requests += 1
+                self.requests_log.append({"index": self.state.requests, "turn": self.state.turn,
+                                          "round": self.state.round + 1, "seconds": round(self.clock() - started, 6),
+                                          "usage": None, "stop_reason": exc.code,
+                                          "request_sha256": request_body_sha256(request)})
+                self._finish_turn("", exc.code)
+                self._stop(exc.code)
+                break
             seconds = self.clock() - started
             self.last_response_at = self.clock()
             self.state.requests += 1

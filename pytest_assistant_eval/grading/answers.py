@@ -112,16 +112,20 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
         return settle(item, "right")  # the key's own statement, word for word
     expected = _fact_quantity(fact)
     if expected is not None and expected[1] is None:
-        if any(q.unit is None and same_quantity(q, expected) for q in quantities):
-            return settle(item, "right")
+        for q in quantities:
+            if q.unit is None and same_quantity(q, expected):
+                item.evidence["matched_at"] = q.start
+                return settle(item, "right")
         return item
     if expected is not None:
         for q in quantities:
             if q.unit is not None and same_quantity(q, expected):
+                item.evidence["matched_at"] = q.start
                 return settle(item, "right")
         for q in quantities:
             if q.unit is None and expected[1] is not None and same_quantity(q, expected, allow_unitless=True):
                 flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
+                item.evidence["matched_at"] = q.start
                 return settle(item, "right")
         same_dim = [q.text for q in quantities if q.unit is not None and expected[1] is not None
                     and q.dimension == Quantity(0, expected[1], "", 0, 0).dimension]
@@ -163,8 +167,11 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     calculations = [c for c in find_calculations(answer) if c.holds]
     calc_spans = [(c.start, c.end) for c in calculations]
     calc_results = [c.result for c in calculations]
+    # A number the fact check matched to the key's value is the key's, not invented
+    # (a derived total stated without its calculation; a right value without its unit).
+    key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     for q in quantities:
-        if is_sourced(q, sources) or is_constant(q) or q.text in escalation_numbers:
+        if is_sourced(q, sources) or is_constant(q) or q.text in escalation_numbers or q.start in key_values:
             continue
         if any(start <= q.start and q.end <= end for start, end in calc_spans):
             continue

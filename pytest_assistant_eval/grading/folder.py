@@ -19,7 +19,9 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.cases.errors import CaseFileErrors
 from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.levels import LevelsError
 from pytest_assistant_eval.grading.answers import check_answer
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
@@ -132,7 +134,7 @@ def grade_command(results: list[Path], grading_dir: Path, judge: str, *, seed: i
                   single_model: bool = False, calibration: Path | None = None, out=sys.stdout) -> int:
     try:
         summary = grade(results, grading_dir, judge, seed=seed, single_model=single_model, calibration=calibration)
-    except (GradingError, RecordError) as exc:
+    except (GradingError, RecordError, CaseFileErrors, LevelsError) as exc:
         print(f"assistant-eval grade-ai: {exc}", file=sys.stderr)
         return 2
     print(f"Graded {summary['graded']} cell(s), {summary['skipped']} already graded, into {grading_dir}", file=out)

@@ -146,3 +146,39 @@ def test_an_unknown_fault_status_still_classifies(preset_provider):
         ask(provider)
     assert (caught.value.code, caught.value.status, caught.value.provider_message) == ("internal", 418,
                                                                                       "I'm a teapot")
+
+
+def test_a_service_that_does_not_answer_in_time_is_a_timeout(preset_provider):
+    fake, provider = preset_provider("anthropic", retry=ONE_TRY, timeout=0.2)
+    fake.add(Raw(status=200, body=b"{}", delay=1.0))
+    with pytest.raises(ProviderError) as caught:
+        ask(provider)
+    assert (caught.value.code, caught.value.kind, caught.value.status, caught.value.provider_message) == (
+        "timeout", "temporary", None, None)
+
+
+ENV_VARS = {"openai": "OPENAI_API_KEY", "openrouter": "OPENROUTER_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+            "gemini": "GEMINI_API_KEY"}
+
+
+@pytest.mark.parametrize("preset", sorted(ENV_VARS))
+def test_a_key_planted_in_the_environment_never_reaches_any_record(preset_provider, monkeypatch, preset):
+    import keyring
+    from keyring.backends.fail import Keyring as NoKeyring
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(NoKeyring())
+    monkeypatch.setenv(ENV_VARS[preset], PLANTED_KEY)
+    try:
+        fake, provider = preset_provider(preset, key=None)
+    finally:
+        keyring.set_keyring(previous)
+    fake.add(Fault("rate_limit", retry_after=1), Fault("bad_key", echo_key=True))
+    with pytest.raises(ProviderError) as caught:
+        ask(provider)
+    assert fake.keys_seen == [PLANTED_KEY, PLANTED_KEY]  # it was used ...
+    records = [str(caught.value), repr(caught.value.to_dict()), repr(caught.value.headers),
+               json.dumps([a.to_dict() for a in provider.attempts]), provider.last_request_body.decode(),
+               json.dumps(provider.usage_total.to_dict()), json.dumps(provider.last_response_headers)]
+    records += [r.path + json.dumps(r.headers) + r.body.decode() for r in fake.requests]
+    assert PLANTED_KEY not in "\n".join(records)  # ... and is nowhere in what we keep

@@ -62,6 +62,7 @@ class Raw:
     chunks: list[bytes] | None = None  # streamed body (chunked); ``cut`` closes before the end
     cut: bool = False
     drop: bool = False  # close the connection without any answer
+    delay: float = 0.0  # seconds to wait before answering (timeouts)
 
 
 @dataclass
@@ -235,6 +236,8 @@ class FakeServer:
                 self._write(reply)
 
             def _write(self, reply: Raw) -> None:
+                if reply.delay:
+                    time.sleep(reply.delay)
                 if reply.drop:
                     self.close_connection = True
                     try:

@@ -155,6 +155,11 @@ class GeminiFake(FakeServer):
         if name == "cut":
             return self.render(Answer(text="This answer will be cut in the middle, never finished", cut_after=2),
                                f"/v1beta/models/{model}:streamGenerateContent", {}, True, key)
+        if name == "malformed_call":
+            candidate = {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "MALFORMED_FUNCTION_CALL",
+                         "finishMessage": "Malformed function call: print(default_api.search(query=", "index": 0}
+            data = {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5}}
+            return self.sse([(None, data)]) if stream else self.json_raw(200, data)
         if name == "drop":
             return Raw(drop=True)
         raise ValueError(f"{self.name} fake has no fault {name!r}")
