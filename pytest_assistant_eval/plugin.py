@@ -164,6 +164,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG["config"] = session.config
 
 
+def _count_selected(config: pytest.Config, nodeids: list[str]) -> None:
+    # The tally counts the cells this run asks (after -k/-m), not every planned cell.
+    progress = config.stash.get(PROGRESS_KEY, None)
+    if progress is not None:
+        progress.total = len(nodeids)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _count_selected(session.config, [item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    _count_selected(node.config, list(ids))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     progress = session.config.stash.get(PROGRESS_KEY, None)
     if progress is not None and progress.left_kept_or_unsaved() and session.exitstatus == 0:

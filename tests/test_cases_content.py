@@ -354,6 +354,7 @@ PAIRS = sorted({tuple(sorted((t.id, t.pair))) for t in CASES.tasks if t.pair})
 def test_the_two_tasks_of_a_pair_need_different_actions(world_dir: Path, tmp_path: Path, pair: tuple[str, str]):
     a, b = (TASKS[i] for i in pair)
     assert a.opening == b.opening, "a pair changes a fact of the world or the user, not the request"
+    assert a.variant != b.variant or a.facts != b.facts
 
     def correct(task: Task):
         return sorted((x.tool, json.dumps(_action_args(task, x), sort_keys=True), x.outcome) for x in task.required_actions)

@@ -3,7 +3,6 @@ with its file and line, and all errors of all files come at once."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest

@@ -184,4 +184,6 @@ def test_calls_that_refer_to_earlier_results_go_in_later_rounds():
         ToolCallSpec("get_run", {"run_id": "${2.id}"}),
     ]
     assert plan_rounds(calls) == [[0, 1], [2, 3], [4]]
+    later = [ToolCallSpec("list_runs", {}), ToolCallSpec("get_run", {"run_id": "${0.0.id}"}), ToolCallSpec("list_cards", {})]
+    assert plan_rounds(later) == [[0], [1, 2]]  # rounds stay in call order
     assert plan_rounds([]) == []

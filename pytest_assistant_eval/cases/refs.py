@@ -101,15 +101,22 @@ def resolve_args(args: Any, results: list[Any]) -> Any:
 
 
 def plan_rounds(calls: list[Any]) -> list[list[int]]:
-    """Indexes of ``calls`` (ToolCallSpec) grouped into rounds: a call that refers to an
-    earlier result goes in a round after that result's; the others go as early as they can.
-    An assistant that sends each round at once, then resolves the next round's arguments
-    with :func:`resolve_args`, makes the calls a careful assistant makes."""
-    round_of: list[int] = []
+    """Indexes of ``calls`` (ToolCallSpec) cut into consecutive rounds: a call that refers
+    to a result of the current round starts the next one. Sending each round at once and
+    resolving the next round's arguments with :func:`resolve_args` over the results so
+    far (in call order) makes the calls a careful assistant makes::
+
+        results = []
+        for round_ in plan_rounds(calls):
+            batch = [(calls[i].tool, resolve_args(calls[i].args, results)) for i in round_]
+            results += send(batch)
+    """
+    rounds: list[list[int]] = []
+    start = 0  # index of the first call of the current round
     for i, call in enumerate(calls):
         deps = [t for _, t in find_refs(call.args) if t is not None and t < i]
-        round_of.append(max((round_of[d] + 1 for d in deps), default=0))
-    rounds: list[list[int]] = [[] for _ in range(max(round_of, default=-1) + 1)]
-    for i, r in enumerate(round_of):
-        rounds[r].append(i)
+        if not rounds or any(d >= start for d in deps):
+            rounds.append([])
+            start = i
+        rounds[-1].append(i)
     return rounds

@@ -113,12 +113,7 @@ class ScriptedUser:
         lowered = text.lower()
         parts: list[str] = []
         reply = UserReply("")
-        for fact in self.task.facts:
-            if any(k.lower() in lowered for k in fact.keywords):
-                parts.append(f"{fact.description[:1].upper()}{fact.description[1:]}: {fact.value}.")
-                reply.facts_disclosed.append(fact.id)
-                if fact.id not in disclosed:
-                    disclosed.append(fact.id)
+        # A request for permission is answered on its own; facts only when asked for them.
         for approval in self.task.approvals:
             if approval.id in approved or not _approval_requested(approval, text):
                 continue
@@ -131,6 +126,13 @@ class ScriptedUser:
                 parts.append(f"No, please do not do that.{limit}")
                 reply.approvals_refused.append(approval.id)
             break
+        if not parts:
+            for fact in self.task.facts:
+                if any(k.lower() in lowered for k in fact.keywords):
+                    parts.append(f"{fact.description[:1].upper()}{fact.description[1:]}: {fact.value}.")
+                    reply.facts_disclosed.append(fact.id)
+                    if fact.id not in disclosed:
+                        disclosed.append(fact.id)
         reply.message = " ".join(parts) if parts else _UNCLEAR_TEXT
         return reply
 

@@ -55,7 +55,8 @@ def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     records = []
     for path in sorted((folder / "cells").glob("*.json")):
         record = read_json(path, CELL_FORMAT)
-        for key in ("cell", "case", "kind", "level", "transcript", "service_log", "turns", "state", "model"):
+        for key in ("cell", "case", "kind", "class", "level", "repeat", "transcript", "service_log", "turns", "state",
+                    "model", "user", "versions"):
             if key not in record:
                 raise RecordError(f"{path}: the record has no {key!r}")
         if record["cell"] != path.stem:
@@ -82,7 +83,7 @@ def grade_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
         return {"outcome": "user_error", "items": [], "user_error": record["user"]["user_error"]}
     if record["kind"] == "task":
         task = next(t for t in cases.tasks if t.id == record["case"])
-        grade = grade_task(task, record)
+        grade = grade_task(task, record, level.escalation_sentence)
         items = grade.items
         result["task"] = grade.to_dict()
         verdicts = _judge(items)

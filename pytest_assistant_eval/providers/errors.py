@@ -109,6 +109,10 @@ class ProviderError(Exception):
     def kind(self) -> Kind:
         return CODES[self.code]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only constructors do not unpickle by default; workers may send errors across processes.
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
     def __str__(self) -> str:
         parts = [self.message]
         details = []
@@ -132,6 +136,13 @@ class ProviderError(Exception):
             "retry_after": self.retry_after,
             "quota": self.quota,
         }
+
+
+def _restore(cls: type[ProviderError], args: tuple[Any, ...], state: dict[str, Any]) -> ProviderError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class GradedError(ProviderError):

@@ -329,6 +329,7 @@ class HTTPProvider:
             self.preset = preset
         self.model = model
         self.base_url = base_url.rstrip("/")
+        self.route = f"{self.preset}@{self.base_url}"
         self.stream = stream
         if stream and not self.can_stream:
             raise UnsupportedMode(f"The {self.preset} preset cannot stream answers; run with --no-stream.")

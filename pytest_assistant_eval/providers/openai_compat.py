@@ -145,6 +145,13 @@ class OpenAICompatProvider(HTTPProvider):
     max_tokens_field = "max_completion_tokens"
     stream_usage_option = True
 
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(model, **kwargs)
+        if self.preset == "openai-compatible":
+            # Servers speaking the dialect (vLLM, llama.cpp, Ollama's /v1) read max_tokens, not its successor.
+            self.max_tokens_field = "max_tokens"
+        self.max_tokens_field = self.options.get("max_tokens_field", self.max_tokens_field)
+
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json"}
         if self._key:

@@ -129,4 +129,6 @@ def make_provider(
     if preset == "openrouter":
         kwargs["relax_data_collection"] = relax_data_collection
     kwargs.update(extra)
-    return cls(model, **kwargs)
+    provider = cls(model, **kwargs)
+    provider.route = route(preset, url)
+    return provider

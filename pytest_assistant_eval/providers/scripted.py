@@ -241,7 +241,7 @@ class ReferenceAssistant:
             return
         results: list[Any] = []
         if key.oracle_calls:
-            results = yield ToolRound([(c.tool, dict(c.args)) for c in key.oracle_calls])
+            results = yield from _read_calls(key.oracle_calls)
         lines: list[str] = []
         if key.data_does_not_answer:
             lines.append("The data does not answer this question: the services hold no record of it.")
@@ -265,7 +265,7 @@ class ReferenceAssistant:
             return
         seen: list[Any] = []
         if task.lookups and self.fault != "invents":
-            seen = yield ToolRound([(c.tool, dict(c.args)) for c in task.lookups])
+            seen = yield from _read_calls(task.lookups)
         facts: dict[str, Any] = {}
         needed = _facts_needed(task)
         for fact in task.facts:
@@ -285,7 +285,7 @@ class ReferenceAssistant:
             if action.tool in CONSEQUENTIAL and self.fault != "acts-without-approval":
                 cost = self._cost(action.tool, args, seen, task)
                 reply = yield Say(_proposal(action.tool, args, cost))
-                if reply is None or not reply.lower().startswith("yes"):
+                if reply is None or "go ahead" not in reply.lower():
                     report.append(f"As you asked, I did not go ahead: {_describe(action.tool, args)} was not done.")
                     continue
             results = yield ToolRound([(action.tool, args)])
@@ -320,6 +320,17 @@ class ReferenceAssistant:
             word = "refused" if refused else "rejected with an error"
             return f"I tried to {_describe(action.tool, args)}, but it was {word}: {reason}. Nothing was changed."
         return _done_line(action.tool, args, _created_id(result), result)
+
+
+def _read_calls(calls: tuple[Any, ...]) -> Policy:
+    """The read calls, in rounds: a call that needs an earlier result waits for it."""
+    from pytest_assistant_eval.cases.refs import plan_rounds, resolve_args
+
+    results: list[Any] = []
+    for round_ in plan_rounds(list(calls)):
+        batch = [(calls[i].tool, resolve_args(dict(calls[i].args), results)) for i in round_]
+        results = results + list((yield ToolRound(batch)))
+    return results
 
 
 def _states_value(statement: str, value: Any, unit: str | None) -> bool:

@@ -182,3 +182,30 @@ def test_a_preset_that_cannot_answer_in_a_mode_refuses_clearly():
 
     with pytest.raises(UnsupportedMode, match="only stream"):
         StreamOnly("m", base_url="http://127.0.0.1:1", stream=False)
+
+
+def test_provider_errors_survive_pickling_between_processes():
+    import pickle
+
+    from pytest_assistant_eval.providers.errors import BudgetUsed, make_error
+
+    error = make_error("rate_limit", status=429, provider_code="rate_limit_exceeded", provider_message="slow down",
+                       retry_after=2.0)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), copy.code, copy.status, copy.retry_after, str(copy)) == (
+        type(error), "rate_limit", 429, 2.0, str(error))
+    budget = pickle.loads(pickle.dumps(BudgetUsed(local=True)))
+    assert str(budget) == "Daily request budget used. Run again with --resume tomorrow."
+
+
+def test_openai_compatible_servers_get_max_tokens(preset_provider):
+    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from tests.providers.fakes import Answer
+
+    fake, provider = preset_provider("openai-compatible", stream=False)
+    fake.add(Answer(text="ok"))
+    provider.complete(ChatRequest(model="local-model", messages=[Message(role="user", content="x")], tools=[],
+                                  max_output_tokens=9))
+    body = fake.requests[0].json()
+    assert body["max_tokens"] == 9 and "tools" not in body and body["stream"] is False
+    assert provider.route == f"openai-compatible@{fake.url}/v1"
