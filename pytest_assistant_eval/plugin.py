@@ -201,4 +201,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     routes = {label: spec.route for label, spec in session.models.items()}
     limited = {label: spec.preset != "scripted" or config.getoption("group_by_route")
                for label, spec in session.models.items()}
+    if not any(limited.values()):
+        return None  # nothing to keep together: xdist's own load scheduling spreads the cells
     return RouteScheduling(config, log, scope=lambda nodeid: scope_for(nodeid, routes, limited))

@@ -35,14 +35,15 @@ def dumps(data: Any, *, compact: bool = False) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
-def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: bool = True) -> None:
+def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: bool = True, sync: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -56,7 +57,8 @@ def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: boo
 
 
 def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool = False,
-                      redacted: bool = False, secrets: tuple[str, ...] = (), sync_dir: bool = True) -> None:
+                      redacted: bool = False, secrets: tuple[str, ...] = (), sync_dir: bool = True,
+                      sync: bool = True) -> None:
     """Write JSON atomically; ``redacted`` removes keys and local paths from the text first.
 
     Redacting the serialised text is equivalent to redacting every string (the patterns
@@ -65,7 +67,7 @@ def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool
     text = dumps(data, compact=compact)
     if redacted:
         text = redact(text, secrets)
-    write_text_atomic(path, text, mode=mode, sync_dir=sync_dir)
+    write_text_atomic(path, text, mode=mode, sync_dir=sync_dir and sync, sync=sync)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -385,7 +385,7 @@ class RunSession:
         cp["attempts"] = []
         cp["stop"] = None
         cp["updated_at"] = _now()
-        write_checkpoint(path, cp)
+        write_checkpoint(path, cp, durable=cp["model"]["preset"] != "scripted")
 
     def _restore(self, path: Path, cell: CellSpec, spec: ModelSpec, setting_key: dict[str, Any],
                  conversation: Conversation, world: Any) -> tuple[dict[str, Any] | None, str | None]:

@@ -280,8 +280,9 @@ values = st.decimals(min_value="0.5", max_value="99999", places=2, allow_nan=Fal
 @st.composite
 def tool_results(draw):
     """A random tool result: a few named quantities, nested, plus noise fields."""
-    fields = draw(st.dictionaries(st.from_regex(r"[a-z]{2,8}", fullmatch=True), st.tuples(keys, values),
-                                  min_size=1, max_size=5))
+    # Plain words as names: a name that is itself a unit token ("ha_km") would name two units.
+    names = st.sampled_from(["distance", "energy", "size", "usage", "total", "room", "attachment", "backup"])
+    fields = draw(st.dictionaries(names, st.tuples(keys, values), min_size=1, max_size=5))
     data = {f"{name}_{suffix}": float(value) for name, (suffix, value) in fields.items()}
     data["id"] = draw(st.from_regex(r"L-[0-9]{3}", fullmatch=True))
     data["details"] = {"note": draw(st.sampled_from(["", "quiet street", "near the river"]))}

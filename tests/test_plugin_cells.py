@@ -286,3 +286,16 @@ def test_several_models_get_one_folder_each_and_node_ids_carry_the_model(pyteste
         for cell_id, record in written.items():
             assert record["cell"] == cell_id and CELL_ID.match(cell_id)
             assert record["model"]["model"] == model
+
+
+# -- the plugin is opt-in ------------------------------------------------------------------------
+def test_the_repository_test_run_never_collects_the_calibration():
+    repo = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:xdist"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    collected = [line for line in proc.stdout.splitlines() if "::" in line]
+    assert any(line.startswith("tests/") for line in collected)
+    assert not [line for line in collected if line.startswith("calibration") or "test_cell[" in line]
+    assert "calibration/cells.py" not in proc.stdout and "assistant-eval:" not in proc.stdout

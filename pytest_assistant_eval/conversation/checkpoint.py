@@ -42,11 +42,15 @@ def checkpoint_path(results: Path, cell_id: str) -> Path:
     return results / "partial" / f"{cell_id}.json"
 
 
-def write_checkpoint(path: Path, data: dict[str, Any]) -> None:
-    # The file is fsynced and renamed into place, so a killed process leaves the old or the
-    # new checkpoint; the folder is not fsynced on every request (that guards only against
-    # power loss, and costs a disk flush per request).
-    write_json_atomic(path, data, mode=0o600, compact=True, redacted=True, sync_dir=False)
+def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+    """Write atomically (temp file, rename): a killed process leaves the old or the new one.
+
+    ``durable`` also fsyncs the file, so the checkpoint survives a power cut too. The
+    runner asks for it on every route whose requests cost quota or money; the built-in
+    ``scripted`` assistants' requests cost nothing, and a disk flush per request would
+    be most of their run time. The folder is not fsynced per request.
+    """
+    write_json_atomic(path, data, mode=0o600, compact=True, redacted=True, sync_dir=False, sync=durable)
 
 
 def read_checkpoint(path: Path) -> tuple[dict[str, Any] | None, str | None]:

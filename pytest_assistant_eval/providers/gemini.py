@@ -171,6 +171,15 @@ class GeminiProvider(HTTPProvider):
 
     def _wire(self, request: ChatRequest, stream: bool) -> Wire:
         instruction, contents = contents_from_messages(request.messages)
+        if instruction is not None and self._fold_system(request.model):
+            # Gemma 3 on the Gemini API refuses systemInstruction: the text opens the first user turn.
+            text = instruction["parts"][0]["text"]
+            first = next((c for c in contents if c["role"] == "user"), None)
+            if first is None:
+                contents.insert(0, {"role": "user", "parts": [{"text": text}]})
+            else:
+                first["parts"] = [{"text": text}, *first["parts"]]
+            instruction = None
         body: dict[str, Any] = {}
         if instruction is not None:
             body["systemInstruction"] = instruction
@@ -193,6 +202,11 @@ class GeminiProvider(HTTPProvider):
             headers["x-goog-api-key"] = self._key
         return Wire(url=f"{self.base_url}/v1beta/models/{model}:{method}", headers=headers, body=body, stream=stream,
                     params={"alt": "sse"} if stream else {})
+
+    def _fold_system(self, model: str) -> bool:
+        if "fold_system" in self.options:
+            return bool(self.options["fold_system"])
+        return model.removeprefix("models/").startswith("gemma-3")
 
     def classify(self, status: int, body: bytes, headers: httpx.Headers | dict[str, str]) -> ProviderError:
         return classify_gemini(status, body, headers, self.preset)

@@ -8,6 +8,7 @@ a ``ToolCall`` with ``parse_error`` and the text as received, never an exception
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -398,8 +399,6 @@ def _daily_from_headers(headers: dict[str, str] | None) -> bool:
     lower = {k.lower(): v for k, v in headers.items()}
     if lower.get("x-ratelimit-remaining") != "0" or "x-ratelimit-reset" not in lower:
         return False
-    import time
-
     try:
         reset = float(lower["x-ratelimit-reset"])
     except ValueError:

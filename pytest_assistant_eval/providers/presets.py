@@ -132,3 +132,32 @@ def make_provider(
     provider = cls(model, **kwargs)
     provider.route = route(preset, url)
     return provider
+
+
+def make_pacer(
+    ledger: Any,
+    preset: str,
+    model: str,
+    base_url: str | None = None,
+    *,
+    pace: float = 0.0,
+    max_requests_per_day: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The pacer of a route with the preset's defaults (starting interval, 45 a day for free models).
+
+    ``ledger`` is a :class:`~.ledger.Ledger` or a path to one; ``kwargs`` go to :class:`~.pacing.Pacer`
+    (``clock``, ``sleep``, ``margin``). ``scripted`` has no limits and gets a no-op pacer.
+    """
+    from pytest_assistant_eval.providers.ledger import Ledger
+    from pytest_assistant_eval.providers.pacing import NoPacer, Pacer
+
+    if preset == "scripted":
+        return NoPacer()
+    if not isinstance(ledger, Ledger):
+        ledger = Ledger(ledger)
+    url = resolve_base_url(preset, base_url)
+    budget = max_requests_per_day if max_requests_per_day is not None else default_daily_budget(preset, model)
+    local = preset in ("ollama", "openai-compatible") and is_local_address(url)
+    return Pacer(ledger, route(preset, url), pace=pace, start_interval=start_interval(preset, model),
+                 max_requests_per_day=budget, local=local, **kwargs)

@@ -11,22 +11,7 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:  # the fakes are imported as tests.providers.fakes (also in child processes)
     sys.path.insert(0, _ROOT)
 
-from tests.providers.fakes.anthropic_fake import AnthropicFake  # noqa: E402
-from tests.providers.fakes.gemini_fake import GeminiFake  # noqa: E402
-from tests.providers.fakes.ollama_fake import OllamaFake  # noqa: E402
-from tests.providers.fakes.openai_fake import OpenAIFake, OpenRouterFake  # noqa: E402
-
-PLANTED_KEY = "sk-planted-0123456789abcdefSECRET"
-
-#: preset -> (fake server class, address of the preset on that fake, model)
-PRESET_FAKES = {
-    "openai": (OpenAIFake, "/v1", "gpt-test"),
-    "openrouter": (OpenRouterFake, "/api/v1", "vendor/model-test:free"),
-    "openai-compatible": (OpenAIFake, "/v1", "local-model"),
-    "anthropic": (AnthropicFake, "", "claude-test"),
-    "gemini": (GeminiFake, "", "gemini-test"),
-    "ollama": (OllamaFake, "", "llama-test"),
-}
+from tests.providers.fakes.presets import PLANTED_KEY, PRESET_FAKES  # noqa: E402
 
 
 class Sleeps(list):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolDefinition
-from tests.providers.conftest import PLANTED_KEY, PRESET_FAKES
+from tests.providers.fakes.presets import PLANTED_KEY, PRESET_FAKES
 from tests.providers.fakes import Answer, Call
 
 PRESETS = sorted(PRESET_FAKES)

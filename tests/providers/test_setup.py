@@ -209,3 +209,30 @@ def test_openai_compatible_servers_get_max_tokens(preset_provider):
     body = fake.requests[0].json()
     assert body["max_tokens"] == 9 and "tools" not in body and body["stream"] is False
     assert provider.route == f"openai-compatible@{fake.url}/v1"
+
+
+def test_make_pacer_gives_free_models_their_daily_budget_and_starting_interval(tmp_path):
+    from pytest_assistant_eval.providers.pacing import NoPacer
+    from pytest_assistant_eval.providers.presets import make_pacer
+
+    free = make_pacer(tmp_path / "ledger.json", "openrouter", "meta/llama:free")
+    assert (free.max_requests_per_day, free.start_interval, free.local) == (45, 3.0, False)
+    assert free.route == "openrouter@https://openrouter.ai/api/v1"
+    assert make_pacer(tmp_path / "l.json", "openrouter", "meta/llama", max_requests_per_day=7).max_requests_per_day == 7
+    assert make_pacer(tmp_path / "l.json", "openai", "gpt").max_requests_per_day is None
+    assert make_pacer(tmp_path / "l.json", "ollama", "llama3").local is True
+    assert isinstance(make_pacer(tmp_path / "l.json", "scripted", "oracle"), NoPacer)
+
+
+def test_gemma_3_gets_its_instructions_in_the_first_user_turn(preset_provider):
+    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from tests.providers.fakes import Answer
+
+    fake, provider = preset_provider("gemini", model="gemma-3-27b-it")
+    fake.add(Answer(text="ok"))
+    provider.complete(ChatRequest(model="gemma-3-27b-it", messages=[Message(role="system", content="Be brief."),
+                                                                   Message(role="user", content="hi")],
+                                  tools=[], max_output_tokens=9))
+    body = fake.requests[0].json()
+    assert "systemInstruction" not in body
+    assert body["contents"] == [{"role": "user", "parts": [{"text": "Be brief."}, {"text": "hi"}]}]

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, max_per_day: int | None = None,
-                   start_interval: float = 0.0, pace: float = 0.0) -> dict[str, Any]:
+                   start_interval: float = 0.0, pace: float = 0.0, margin: float = 0.03) -> dict[str, Any]:
     """Send up to ``count`` requests through a real provider and pacer; report what happened."""
     from pytest_assistant_eval.conversation.messages import ChatRequest, Message
     from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError, RetryPolicy
@@ -16,7 +16,7 @@ def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, m
     from pytest_assistant_eval.providers.presets import make_provider
 
     pacer = Pacer(Ledger(ledger_path), route, pace=pace, start_interval=start_interval,
-                  max_requests_per_day=max_per_day)
+                  max_requests_per_day=max_per_day, margin=margin)
     provider = make_provider("openai-compatible", "paced-model", base_url=base_url, key="test-key", pacer=pacer,
                              stream=False, retry=RetryPolicy(max_attempts=1))
     request = ChatRequest(model="paced-model", messages=[Message(role="user", content="hi")], tools=[],
