@@ -19,7 +19,7 @@ from pytest_assistant_eval.scheduling import RouteScheduling, scope_for
 SESSION_KEY = pytest.StashKey["runner.RunSession"]()
 PROGRESS_KEY = pytest.StashKey[Progress]()
 STATUS_PROPERTY = "assistant_eval_status"
-CUSTOM_OUTCOMES = {"kept": ("kept", "K", "KEPT"), "na": ("na", "N", "NOT APPLICABLE"),
+CUSTOM_OUTCOMES = {"kept": ("kept", "K", "KEPT"), "na": ("na", "N", "NOT APPLICABLE"), "left": ("left", "L", "LEFT"),
                    "skipped": ("skipped-by-owner", "S", "SKIPPED BY OWNER"), "unsaved": ("unsaved", "U", "UNSAVED")}
 
 
@@ -36,6 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--accept-data-notice", action="store_true", help="accept the remote provider's data notice for this run only")
     group.addoption("--no-stream", action="store_true", help="ask for whole answers instead of streams")
     group.addoption("--pace", type=float, default=0.0, help="at least this many seconds between request starts")
+    group.addoption("--relax-data-collection", action="store_true",
+                    help="let a router use providers that keep request data (the data is synthetic; recorded)")
+    group.addoption("--max-requests-per-day", type=int, default=None,
+                    help="daily request budget per route (default: 45 for free models, none otherwise)")
     group.addoption("--group-by-route", action="store_true",
                     help="keep every route's cells on one worker, the limit-free scripted ones too")
     group.addoption("--calibration-dir", type=Path, help="the calibration folder (default: the rootdir)")
@@ -56,7 +60,10 @@ def _options(config: pytest.Config) -> runner.RunOptions:
         raise pytest.UsageError("--repeats must be at least 1")
     return runner.RunOptions(world=get("world"), out=get("out"), models=tuple(models),
                              calibration=get("calibration_dir") or config.rootpath, levels=levels,
-                             repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"))
+                             repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
+                             accept_data_notice=get("accept_data_notice"),
+                             relax_data_collection=get("relax_data_collection"),
+                             max_requests_per_day=get("max_requests_per_day"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -182,7 +189,14 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     progress = session.config.stash.get(PROGRESS_KEY, None)
-    if progress is not None and progress.left_kept_or_unsaved() and session.exitstatus == 0:
+    run = session.config.stash.get(SESSION_KEY, None)
+    if run is not None:
+        run.close()
+    if progress is None or session.exitstatus not in (0, 1):
+        return
+    if progress.quota_stopped():
+        session.exitstatus = 0  # S4.6: a used daily budget or quota is no failure; tomorrow continues
+    elif progress.left_kept_or_unsaved():
         session.exitstatus = 1  # S4.7: 0 only when nothing is left kept or unsaved
 
 

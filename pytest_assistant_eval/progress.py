@@ -15,16 +15,23 @@ class Progress:
     counts: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     kept_by_code: dict[str, list[str]] = field(default_factory=dict)
+    quota_notes: list[str] = field(default_factory=list)
+    requests_today: int = 0
     _last: float = field(default=0.0)
 
     def add(self, status: str | None, outcome: str, message: str | None = None, *,
             cell: str | None = None, code: str | None = None) -> None:
         key = status or ("error" if outcome == "failed" else outcome)
         self.counts[key] = self.counts.get(key, 0) + 1
-        if message and status in ("kept", "unsaved", "na"):
+        if message and status in ("kept", "unsaved", "na") and code != "daily_quota":
             self.messages.append(message)
-        if status == "kept" and code and cell:
+        if status in ("kept", "left") and code and cell:
             self.kept_by_code.setdefault(code, []).append(cell)
+
+    def quota_stopped(self) -> bool:
+        """Every cell left kept stopped for the daily budget or quota (exit 0, S4.6)."""
+        codes = [code for code, cells in self.kept_by_code.items() if cells]
+        return bool(codes) and set(codes) == {"daily_quota"} and not self.counts.get("unsaved")
 
     def left_kept_or_unsaved(self) -> bool:
         return bool(self.counts.get("kept") or self.counts.get("unsaved"))
@@ -37,7 +44,11 @@ class Progress:
         c = self.counts
         left = max(self.total - self.finished, 0)
         return (f"assistant-eval: {self.finished}/{self.total} cells · done {c.get('done', 0)} · kept {c.get('kept', 0)}"
-                f" · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)} · left {left}")
+                f" · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)}"
+                f" · not asked today {c.get('left', 0)} · left {left}{self.wait_text()}")
+
+    def wait_text(self) -> str:
+        return f" · {self.requests_today} request(s) today" if self.requests_today else ""
 
     def tick(self) -> str | None:
         """A progress line at most every ``every_seconds``, and always for the last cell."""
@@ -49,6 +60,10 @@ class Progress:
 
     def summary_lines(self) -> list[str]:
         lines = [self.line(), *self.messages]
+        if self.kept_by_code.get("daily_quota"):
+            local = all(m.startswith("local") for m in self.quota_notes) if self.quota_notes else False
+            flag = "" if local else " --accept-data-notice"
+            lines.append(f"Daily request budget used. Run again with --resume{flag} tomorrow.")
         unreadable = sorted(set(self.kept_by_code.get("tool_call_unreadable", [])))
         if unreadable:
             lines.append(f"{len(unreadable)} cell(s) kept after a tool call the service could not read: "

@@ -43,7 +43,7 @@ from pytest_assistant_eval.records import (
     redact_data,
     write_json_atomic,
 )
-from pytest_assistant_eval.providers.errors import ProviderError
+from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
 from pytest_assistant_eval.world.backend import ForbiddenCall, LogEntry, Policy
 from pytest_assistant_eval.world.build import WorldIdentity, list_variants, verify_world
 from pytest_assistant_eval.world.fixtures import load_variants
@@ -91,12 +91,9 @@ def parse_models(provider: str | None, models: list[str], base_url: str | None =
         if preset == "scripted" and model not in SCRIPTED_MODELS:
             raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
                              f"{', '.join(SCRIPTED_MODELS)}")
-        if preset != "scripted":
-            raise UsageError(
-                f"the {preset!r} preset needs the provider layer, which this build does not wire into runs yet; "
-                "use --provider scripted"
-            )
-        specs.append(ModelSpec(preset, model, base_url))
+        if preset == "openai-compatible" and not base_url:
+            raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
+        specs.append(ModelSpec(preset, model, base_url if preset != "scripted" else None))
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise UsageError(f"a model is named twice: {', '.join(labels)}")
@@ -114,6 +111,9 @@ class RunOptions:
     resume: bool = False
     stream: bool = True
     pace: float = 0.0
+    accept_data_notice: bool = False
+    relax_data_collection: bool = False
+    max_requests_per_day: int | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,22 @@ def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
 
+def _provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
+    """The provider's own words after ours (S4.10): status, code, message, then earlier texts once."""
+    if isinstance(exc, BudgetUsed):
+        return ""
+    status = getattr(exc, "status", None)
+    lines = [f"\n  provider: HTTP {status if status is not None else '-'} "
+             f"{getattr(exc, 'provider_code', None) or '-'}: {getattr(exc, 'provider_message', None) or '(no answer)'}"]
+    seen = {getattr(exc, "provider_message", None)}
+    for attempt in attempts:
+        message = attempt.get("message")
+        if message and message not in seen:
+            seen.add(message)
+            lines.append(f"\n  earlier attempt ({attempt.get('code')}): {message}")
+    return "".join(lines)
+
+
 def _today() -> str:
     """The day requests are counted on (UTC); ASSISTANT_EVAL_TODAY overrides it for tests."""
     import os
@@ -229,6 +245,9 @@ class RunSession:
         self.keys: dict[str, KeyEntry] = self.cases.key.entries
         self.commit = git_commit()
         self._providers: dict[str, Any] = {}
+        self._keys: dict[str, str | None] = {}
+        self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
+        self.check_routes()
         self._settings = {name: level_setting(level) for name, level in self.levels.levels.items()}
         self._keys_of_setting = {
             name: levels_mod.setting_key(level, tool_definitions(level)) for name, level in self.levels.levels.items()
@@ -242,9 +261,9 @@ class RunSession:
             "address": spec.base_url,
             "route": spec.route,
             "free_plan": spec.model.endswith(":free"),
+            "data_collection": "allow" if self.options.relax_data_collection else None,
             "ollama_contexts": None,
             "cpu_offload": None,
-            "data_collection": None,
             "world": self.world_identity.fingerprint,
         }
 
@@ -283,10 +302,57 @@ class RunSession:
     def record_path(self, cell: CellSpec) -> Path:
         return results_dir(self.options, self.models[cell.model]) / "cells" / f"{cell.cell_id}.json"
 
+    def ledger_path(self) -> Path:
+        """One ledger for the whole run (every model, every worker): budgets and pacing per route."""
+        return self.options.out / ".ledger.json"
+
+    def check_routes(self) -> None:
+        """Keys and data notices, before any cell: a clear usage error instead of a failed cell."""
+        from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError as _PE
+        from pytest_assistant_eval.providers.keys import get_key
+        from pytest_assistant_eval.providers.notices import check_notice
+
+        for spec in self.models.values():
+            if spec.preset == "scripted":
+                continue
+            try:
+                check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
+                             world_verified=True)
+                self._keys[spec.label] = get_key(spec.preset)
+            except _PE as exc:
+                raise UsageError(str(exc)) from None
+
     def provider(self, spec: ModelSpec) -> Any:
-        if spec.label not in self._providers:
-            self._providers[spec.label] = make_scripted(spec.model)
-        return self._providers[spec.label]
+        if spec.label in self._providers:
+            return self._providers[spec.label]
+        if spec.preset == "scripted":
+            provider = make_scripted(spec.model)
+        else:
+            from pytest_assistant_eval.providers.ledger import Ledger
+            from pytest_assistant_eval.providers.pacing import Pacer
+            from pytest_assistant_eval.providers.presets import (
+                default_daily_budget,
+                is_local_address,
+                make_provider,
+                resolve_base_url,
+                start_interval,
+            )
+
+            local = is_local_address(resolve_base_url(spec.preset, spec.base_url))
+            budget = self.options.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
+            pacer = Pacer(Ledger(self.ledger_path()), spec.route, pace=self.options.pace,
+                          start_interval=start_interval(spec.preset, spec.model),
+                          max_requests_per_day=budget, local=local)
+            provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
+                                     key=self._keys.get(spec.label), pacer=pacer,
+                                     relax_data_collection=self.options.relax_data_collection)
+        self._providers[spec.label] = provider
+        return provider
+
+    def close(self) -> None:
+        for provider in self._providers.values():
+            provider.close()
+        self._providers.clear()
 
     def checkpoint_path(self, cell: CellSpec) -> Path:
         return checkpoint_path(results_dir(self.options, self.models[cell.model]), cell.cell_id)
@@ -312,6 +378,9 @@ class RunSession:
         if path.exists() and self.options.resume:
             cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
             return CellResult("done", "finished in an earlier run")
+        route = self.models[cell.model].route
+        if route in self.quota_used:
+            return CellResult("left", f"{cell.cell_id}: not asked today (the daily quota is used)", code="daily_quota")
         spec = self.models[cell.model]
         setting = self._settings[cell.level]
         level = self.levels.levels[cell.level]
@@ -427,7 +496,15 @@ class RunSession:
     def _stopped(self, cell: CellSpec, cp_path: Path, cp: dict[str, Any], conversation: Conversation,
                  exc: ProviderError, notes: list[str]) -> CellResult:
         """A provider error stopped the cell: keep its checkpoint (temporary, format) or drop it."""
-        attempts = [a.to_dict() if hasattr(a, "to_dict") else a for a in getattr(conversation.assistant, "attempts", [])]
+        take = getattr(conversation.assistant, "take_attempts", None)
+        raw = take() if take is not None else list(getattr(conversation.assistant, "attempts", []))
+        attempts = [a.to_dict() if hasattr(a, "to_dict") else a for a in raw]
+        if isinstance(exc, BudgetUsed) and cp.get("pending") is not None:
+            # Our own budget stopped the request before it was sent: it does not count.
+            today = self.today()
+            cp["requests_by_day"][today] = max(0, cp["requests_by_day"].get(today, 0) - 1)
+        if exc.code == "daily_quota":
+            self.quota_used.add(self.models[cell.model].route)
         if exc.kind in ("temporary", "format") and cp.get("pending") is not None:
             cp["stop"] = {"code": exc.code, "at": _now(), "status": getattr(exc, "status", None),
                           "provider_code": getattr(exc, "provider_code", None),
@@ -435,11 +512,12 @@ class RunSession:
             cp["attempts"] = attempts
             write_checkpoint(cp_path, cp)
             pending = cp["pending"]
+            words = _provider_words(exc, attempts)
             return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "
-                              f"{pending['request']}; run again with --resume to continue it", code=exc.code)
+                              f"{pending['request']}; run again with --resume to continue it{words}", code=exc.code)
         cp_path.unlink(missing_ok=True)
-        return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell. Run again with --resume.",
-                          code=exc.code)
+        return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell. Run again with --resume."
+                          f"{_provider_words(exc, attempts)}", code=exc.code)
 
     def _record(self, cell: CellSpec, spec: ModelSpec, level: levels_mod.Level, variant: str, final: LoopState,
                 conversation: Conversation, start_state: Any, end_state: Any, log: list[dict[str, Any]],

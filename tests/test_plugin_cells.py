@@ -37,9 +37,12 @@ def plugin_args(calibration: Path, world: Path, out: Path, *extra: str) -> list[
             f"--world={world}", f"--out={out}", *extra, "cells.py"]
 
 
-def run_cells(pytester: pytest.Pytester, calibration: Path, world: Path, out: Path, *extra: str) -> pytest.RunResult:
+def run_cells(pytester: pytest.Pytester, calibration: Path, world: Path, out: Path, *extra: str,
+              inprocess: bool = False) -> pytest.RunResult:
+    """A pytest run of the copied cells; ``inprocess`` only for runs that stop before any cell runs."""
     shutil.copy(calibration / "cells.py", pytester.path / "cells.py")
-    return pytester.runpytest_subprocess(*plugin_args(calibration, world, out, *extra))
+    run = pytester.runpytest_inprocess if inprocess else pytester.runpytest_subprocess
+    return run(*plugin_args(calibration, world, out, *extra))
 
 
 def run_cells_in(folder: Path, calibration: Path, world: Path, out: Path, *extra: str) -> pytest.RunResult:
@@ -173,7 +176,7 @@ def test_level_and_model_markers_select_cells(pytester, calibration_dir, world_d
     out = tmp_path / "results"
     result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "oracle",
                        "--levels", "basic,advanced", "-m", "advanced and task and model_oracle", "--collect-only",
-                       "-q")
+                       "-q", inprocess=True)
     assert result.ret == 0
     ids = [line for line in result.outlines if "test_cell[" in line]
     assert ids and all("__advanced__" in line and "[T" in line for line in ids)
@@ -217,7 +220,7 @@ def world_copy(world_dir: Path, tmp_path: Path) -> Path:
 def test_a_world_without_its_marker_is_refused(pytester, calibration_dir, world_copy, tmp_path):
     (world_copy / ".assistant_eval_world.json").unlink()
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle")
+    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle", inprocess=True)
     assert_refused(result, out, "marker")
 
 
@@ -227,27 +230,27 @@ def test_a_world_with_a_changed_database_is_refused_naming_it(pytester, calibrat
     data[-1] ^= 0xFF
     database.write_bytes(bytes(data))
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle")
+    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle", inprocess=True)
     assert_refused(result, out, "base.sqlite", "changed")
 
 
 def test_an_unknown_provider_preset_is_refused_naming_the_known_ones(pytester, calibration_dir, world_dir, tmp_path):
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "nosuch", "--model", "oracle")
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "nosuch", "--model", "oracle", inprocess=True)
     assert_refused(result, out, "'nosuch'", "scripted", "openai", "anthropic", "ollama")
 
 
 def test_an_unknown_scripted_model_is_refused_naming_the_built_in_ones(pytester, calibration_dir, world_dir,
                                                                        tmp_path):
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "nobody")
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "nobody", inprocess=True)
     assert_refused(result, out, "'nobody'", "oracle", "invents", "garbled")
 
 
 def test_a_missing_world_option_is_a_usage_error(pytester, calibration_dir, tmp_path):
     out = tmp_path / "results"
     shutil.copy(calibration_dir / "cells.py", pytester.path / "cells.py")
-    result = pytester.runpytest_subprocess("-p", "assistant_eval", "-p", "no:cacheprovider", f"--calibration-dir={calibration_dir}",
+    result = pytester.runpytest_inprocess("-p", "assistant_eval", "-p", "no:cacheprovider", f"--calibration-dir={calibration_dir}",
                                            f"--out={out}", "--provider", "scripted",
                                            "--model", "oracle", "cells.py")
     assert_refused(result, out, "--world")
@@ -261,7 +264,7 @@ def test_a_malformed_task_file_is_reported_with_file_and_line(pytester, calibrat
     lines.insert(2, "this line: [is not: closed")
     task.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "results"
-    result = run_cells(pytester, broken, world_dir, out, "--provider", "scripted", "--model", "oracle")
+    result = run_cells(pytester, broken, world_dir, out, "--provider", "scripted", "--model", "oracle", inprocess=True)
     text = assert_refused(result, out, task.name)
     assert re.search(rf"{re.escape(task.name)}\D{{1,12}}\d+", text), text
 

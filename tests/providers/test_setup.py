@@ -236,3 +236,16 @@ def test_gemma_3_gets_its_instructions_in_the_first_user_turn(preset_provider):
     body = fake.requests[0].json()
     assert "systemInstruction" not in body
     assert body["contents"] == [{"role": "user", "parts": [{"text": "Be brief."}, {"text": "hi"}]}]
+
+
+@pytest.mark.parametrize("preset", ["openai", "openrouter", "anthropic", "gemini", "ollama"])
+def test_every_preset_satisfies_the_provider_protocol(preset):
+    from pytest_assistant_eval.providers.base import Provider
+
+    provider = make_provider(preset, "m", key="k")
+    try:
+        assert isinstance(provider, Provider)
+        assert (provider.preset, provider.model) == (preset, "m")
+        assert provider.usage_total.label == f"{preset} (calibration)"
+    finally:
+        provider.close()
