@@ -41,7 +41,11 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
         argv += ["--provider", args.provider]
     for model in args.model:
         argv += ["--model", model]
-    for name in ("levels", "repeats", "base_url", "pace"):
+    for cell in args.skip:
+        argv += ["--skip", cell]
+    for cell in args.unskip:
+        argv += ["--unskip", cell]
+    for name in ("levels", "repeats", "base_url", "pace", "skip_reason"):
         value = getattr(args, name)
         if value is not None:
             argv += [f"--{name.replace('_', '-')}", str(value)]
@@ -76,6 +80,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-stream", action="store_true")
     p.add_argument("--group-by-route", action="store_true")
     p.add_argument("-n", "--workers", help="xdist workers (a number or 'auto')")
+    p.add_argument("--skip", action="append", default=[], metavar="CELL")
+    p.add_argument("--skip-reason")
+    p.add_argument("--unskip", action="append", default=[], metavar="CELL")
 
 
 def build_parser() -> argparse.ArgumentParser:

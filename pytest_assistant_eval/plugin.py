@@ -43,6 +43,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--group-by-route", action="store_true",
                     help="keep every route's cells on one worker, the limit-free scripted ones too")
     group.addoption("--calibration-dir", type=Path, help="the calibration folder (default: the rootdir)")
+    group.addoption("--skip", action="append", default=[], metavar="CELL",
+                    help="record CELL as not applicable (skipped by owner) and run nothing; needs --skip-reason")
+    group.addoption("--skip-reason", default="", help="why the --skip cells are skipped")
+    group.addoption("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
 
 
 def _options(config: pytest.Config) -> runner.RunOptions:
@@ -71,6 +75,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: assistant-eval cells of this level or class")
     if config.option.help or config.option.collectonly and config.getoption("world") is None:
         return
+    if config.getoption("skip") or config.getoption("unskip"):
+        if hasattr(config, "workerinput"):
+            return
+        try:
+            lines = runner.skip_cells(_options(config), config.getoption("skip"), config.getoption("skip_reason"),
+                                      config.getoption("unskip"))
+        except (runner.UsageError, Exception) as exc:  # noqa: BLE001
+            raise pytest.UsageError(_refusal_text(exc)) from None
+        pytest.exit("\n".join(lines), returncode=0)
     try:
         session = runner.RunSession(_options(config))
     except (runner.UsageError, Exception) as exc:  # noqa: BLE001 - every refusal becomes one clear usage error
@@ -89,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _refusal_text(exc: BaseException) -> str:
     name = type(exc).__name__
-    if name in ("WorldRefused", "CaseFileErrors", "LevelsError", "UsageError", "WorldError"):
+    if name in ("WorldRefused", "CaseFileErrors", "LevelsError", "UsageError", "WorldError", "SkipError"):
         return str(exc)
     return f"{name}: {exc}"
 

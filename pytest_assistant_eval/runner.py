@@ -198,6 +198,26 @@ def automatic_level(spec: ModelSpec, levels: levels_mod.Levels) -> str:
     return levels_mod.placement(spec.model if spec.preset != "scripted" else f"scripted:{spec.model}", None, None, levels)
 
 
+def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[str]) -> list[str]:
+    """``--skip`` / ``--unskip``: needs the folder's identity options only (no key, no notice)."""
+    from pytest_assistant_eval import skips
+
+    if len(options.models) != 1:
+        raise UsageError("--skip and --unskip work on one results folder: name one model")
+    cases, levels = load_calibration(options.calibration)
+    spec = options.models[0]
+    folder = results_dir(options, spec)
+    if not (folder / "run.json").exists():
+        raise UsageError(f"{folder}: not a results folder (no run.json)")
+    identity = read_json(folder / "run.json", RUN_FORMAT)["identity"]
+    if (identity["preset"], identity["model"]) != (spec.preset, spec.model):
+        raise UsageError(f"{folder.name}: this results folder is of {identity['preset']}:{identity['model']}")
+    planned = [c.cell_id for c in plan_cells(cases, levels, options)]
+    lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
+    lines += [skips.unskip(folder, cell, planned) for cell in unskip]
+    return lines
+
+
 def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
@@ -247,6 +267,9 @@ class RunSession:
         self._providers: dict[str, Any] = {}
         self._keys: dict[str, str | None] = {}
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
+        from pytest_assistant_eval.skips import read_skips
+
+        self._skips = {label: read_skips(results_dir(options, spec)) for label, spec in self.models.items()}
         self.check_routes()
         self._settings = {name: level_setting(level) for name, level in self.levels.levels.items()}
         self._keys_of_setting = {
@@ -378,6 +401,9 @@ class RunSession:
         if path.exists() and self.options.resume:
             cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
             return CellResult("done", "finished in an earlier run")
+        skipped = self._skips.get(cell.model, {}).get(cell.cell_id)
+        if skipped is not None:
+            return CellResult("skipped", f"{cell.cell_id}: skipped by owner: {skipped['reason']}")
         route = self.models[cell.model].route
         if route in self.quota_used:
             return CellResult("left", f"{cell.cell_id}: not asked today (the daily quota is used)", code="daily_quota")
