@@ -45,11 +45,13 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
         argv += ["--skip", cell]
     for cell in args.unskip:
         argv += ["--unskip", cell]
-    for name in ("levels", "repeats", "base_url", "pace", "skip_reason"):
+    for name in ("levels", "repeats", "base_url", "pace", "skip_reason", "user_model", "user_base_url",
+                 "max_requests_per_day"):
         value = getattr(args, name)
         if value is not None:
             argv += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("resume", "accept_data_notice", "no_stream", "group_by_route"):
+    for flag in ("resume", "accept_data_notice", "no_stream", "group_by_route", "spread_route",
+                 "relax_data_collection"):
         if getattr(args, flag):
             argv.append(f"--{flag.replace('_', '-')}")
     if args.workers is not None:
@@ -79,6 +81,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accept-data-notice", action="store_true")
     p.add_argument("--no-stream", action="store_true")
     p.add_argument("--group-by-route", action="store_true")
+    p.add_argument("--spread-route", action="store_true",
+                   help="spread one route's cells over several workers sharing its pacer and budget")
+    p.add_argument("--user-model", metavar="PRESET:MODEL",
+                   help="the model that plays the simulated user of task cells (default: the scripted user)")
+    p.add_argument("--user-base-url", help="the address of the --user-model's server")
+    p.add_argument("--max-requests-per-day", type=int)
+    p.add_argument("--relax-data-collection", action="store_true")
     p.add_argument("-n", "--workers", help="xdist workers (a number or 'auto')")
     p.add_argument("--skip", action="append", default=[], metavar="CELL")
     p.add_argument("--skip-reason")

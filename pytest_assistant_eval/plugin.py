@@ -43,6 +43,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--group-by-route", action="store_true",
                     help="keep every route's cells on one worker, the limit-free scripted ones too")
     group.addoption("--calibration-dir", type=Path, help="the calibration folder (default: the rootdir)")
+    group.addoption("--spread-route", action="store_true",
+                    help="let one route's cells spread over several workers (they share its pacer and budget)")
+    group.addoption("--user-model", default=None, metavar="PRESET:MODEL",
+                    help="the model that plays the simulated user of task cells (default: the scripted user)")
+    group.addoption("--user-base-url", default=None, help="the address of the --user-model's server")
     group.addoption("--skip", action="append", default=[], metavar="CELL",
                     help="record CELL as not applicable (skipped by owner) and run nothing; needs --skip-reason")
     group.addoption("--skip-reason", default="", help="why the --skip cells are skipped")
@@ -67,7 +72,19 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                              accept_data_notice=get("accept_data_notice"),
                              relax_data_collection=get("relax_data_collection"),
-                             max_requests_per_day=get("max_requests_per_day"))
+                             max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config))
+
+
+def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
+    value = config.getoption("user_model")
+    if not value:
+        return None
+    if ":" not in value:
+        raise pytest.UsageError("--user-model needs PRESET:MODEL (e.g. openai:gpt-4.1-mini)")
+    try:
+        return runner.parse_models(None, [value], config.getoption("user_base_url"))[0]
+    except runner.UsageError as exc:
+        raise pytest.UsageError(f"--user-model: {exc}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -218,6 +235,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if progress is not None:
         for line in progress.summary_lines():
             terminalreporter.write_line(line)
+    run = config.stash.get(SESSION_KEY, None)
+    if run is not None and progress is not None:
+        for line in run.usage_lines():
+            terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -226,6 +247,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if session is None:
         return None
     routes = {label: spec.route for label, spec in session.models.items()}
+    if config.getoption("spread_route"):
+        return None  # S4.14: workers share each route's pacer and budget through the ledger
     limited = {label: spec.preset != "scripted" or config.getoption("group_by_route")
                for label, spec in session.models.items()}
     if not any(limited.values()):

@@ -56,6 +56,20 @@ def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: boo
         _fsync_dir(path.parent)
 
 
+def remove_stale_temporaries(folder: Path) -> int:
+    """Delete the temporary files a killed writer left behind (never a finished file)."""
+    removed = 0
+    if not folder.exists():
+        return 0
+    for path in folder.rglob(".*.tmp"):
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool = False,
                       redacted: bool = False, secrets: tuple[str, ...] = (), sync_dir: bool = True,
                       sync: bool = True) -> None:

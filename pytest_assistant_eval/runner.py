@@ -41,6 +41,7 @@ from pytest_assistant_eval.records import (
     git_commit,
     read_json,
     redact_data,
+    remove_stale_temporaries,
     write_json_atomic,
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
@@ -114,6 +115,7 @@ class RunOptions:
     accept_data_notice: bool = False
     relax_data_collection: bool = False
     max_requests_per_day: int | None = None
+    user_model: ModelSpec | None = None  # --user-model: the simulated user of non-scripted task cells
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,75 @@ def _provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
+USER_LABEL = "(user)"  # the provider cache and key entry of the --user-model
+
+
+def _retry_extra() -> dict[str, Any]:
+    """ASSISTANT_EVAL_RETRY_DELAY (seconds, for tests) shortens the retry backoff of every provider."""
+    import os
+
+    delay = os.environ.get("ASSISTANT_EVAL_RETRY_DELAY")
+    if not delay:
+        return {}
+    from pytest_assistant_eval.providers.errors import RetryPolicy
+
+    return {"retry": RetryPolicy(base_delay=float(delay), max_delay=float(delay))}
+
+
+def _input_estimate(request: Any, previous: dict[str, Any] | None,
+                    requests_log: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request's input-token estimate, corrected by the provider's own count of the last one (S4.9)."""
+    from pytest_assistant_eval.conversation.loop import estimate_tokens
+
+    raw = estimate_tokens(list(request.messages), tuple(request.tools))
+    ratio = (previous or {}).get("estimate_ratio")
+    if previous and requests_log and previous.get("input_tokens_raw"):
+        reported = (requests_log[-1].get("usage") or {}).get("input_tokens")
+        if reported:
+            ratio = reported / previous["input_tokens_raw"]
+    corrected = round(raw * ratio) if ratio else raw
+    return {"input_tokens_raw": raw, "estimate_ratio": ratio, "input_tokens_estimate": corrected}
+
+
+def _same_request_stops(stops: list[dict[str, Any]]) -> int:
+    """How many stops in a row, up to the last one, stopped the same request."""
+    count = 0
+    for stop in reversed(stops):
+        if stop.get("request_sha256") != stops[-1].get("request_sha256"):
+            break
+        count += 1
+    return count
+
+
+def _tpm_refusals(stops: list[dict[str, Any]]) -> int:
+    """Refusals in a row of the last stop's request for the per-minute input-token quota (S4.9)."""
+    sha = stops[-1].get("request_sha256")
+    count = 0
+    for stop in reversed(stops):
+        if stop.get("request_sha256") != sha:
+            break
+        attempts = stop.get("attempts") or [{"code": stop.get("code")}]
+        for attempt in reversed(attempts):
+            if attempt.get("code") != "tpm_input":
+                return count
+            count += 1
+    return count
+
+
+def _take_attempts(provider: Any) -> list[dict[str, Any]]:
+    """A provider's failed attempts since the last take, as dicts (emptying its list)."""
+    if provider is None:
+        return []
+    take = getattr(provider, "take_attempts", None)
+    if take is not None:
+        raw = take()
+    else:
+        raw = list(getattr(provider, "attempts", []) or [])
+        if hasattr(provider, "attempts"):
+            provider.attempts = []
+    return [a.to_dict() if hasattr(a, "to_dict") else dict(a) for a in raw]
+
+
 def _today() -> str:
     """The day requests are counted on (UTC); ASSISTANT_EVAL_TODAY overrides it for tests."""
     import os
@@ -292,6 +363,7 @@ class RunSession:
 
     def prepare_folders(self) -> None:
         """Write or extend each model's run.json before any cell runs (controller only)."""
+        remove_stale_temporaries(self.options.out)  # a killed run's half-written temporaries
         for label, spec in self.models.items():
             folder = results_dir(self.options, spec)
             path = folder / "run.json"
@@ -335,19 +407,22 @@ class RunSession:
         from pytest_assistant_eval.providers.keys import get_key
         from pytest_assistant_eval.providers.notices import check_notice
 
-        for spec in self.models.values():
+        user = self.options.user_model
+        for name, spec in [*self.models.items(), *([(USER_LABEL, user)] if user is not None else [])]:
             if spec.preset == "scripted":
                 continue
             try:
                 check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
                              world_verified=True)
-                self._keys[spec.label] = get_key(spec.preset)
+                self._keys[name] = get_key(spec.preset)
             except _PE as exc:
                 raise UsageError(str(exc)) from None
 
-    def provider(self, spec: ModelSpec) -> Any:
-        if spec.label in self._providers:
-            return self._providers[spec.label]
+    def provider(self, spec: ModelSpec, name: str | None = None) -> Any:
+        """The provider of a model (``name``: its cache and key entry, the model's label by default)."""
+        name = name or spec.label
+        if name in self._providers:
+            return self._providers[name]
         if spec.preset == "scripted":
             provider = make_scripted(spec.model)
         else:
@@ -367,12 +442,58 @@ class RunSession:
                           start_interval=start_interval(spec.preset, spec.model),
                           max_requests_per_day=budget, local=local)
             provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
-                                     key=self._keys.get(spec.label), pacer=pacer,
-                                     relax_data_collection=self.options.relax_data_collection)
-        self._providers[spec.label] = provider
+                                     key=self._keys.get(name), pacer=pacer,
+                                     relax_data_collection=self.options.relax_data_collection, **_retry_extra())
+        self._providers[name] = provider
         return provider
 
+    def _secrets(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keys.values() if k)
+
+    def _user(self, task: Task | None, spec: ModelSpec) -> Any:
+        """The simulated user of a task cell: a model with --user-model (not for scripted assistants)."""
+        if task is None:
+            return None
+        user = self.options.user_model
+        if user is None or spec.preset == "scripted":
+            return ScriptedUser(task)
+        from pytest_assistant_eval.conversation.model_user import ModelUser
+
+        return ModelUser(self.provider(user, USER_LABEL), task, model=user.model, stream=self.options.stream)
+
+    def usage(self) -> dict[str, dict[str, Any]]:
+        """Requests and tokens this process spent per provider route, labelled "(calibration)" (S4.16)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, provider in self._providers.items():
+            total = getattr(provider, "usage_total", None)
+            if total is None:
+                continue
+            spec = self.options.user_model if name == USER_LABEL else self.models[name]
+            data = total.to_dict()
+            data["label"] = f"{spec.preset}:{spec.model} (calibration)"
+            out[f"{spec.preset}:{spec.model}" + (" (user)" if name == USER_LABEL else "")] = data
+        return out
+
+    def usage_lines(self) -> list[str]:
+        """The run's requests and tokens per provider, as every process of it added them to run.json."""
+        from pytest_assistant_eval.usage import read_usage, usage_lines
+
+        lines: list[str] = []
+        for spec in self.models.values():
+            lines += usage_lines(read_usage(results_dir(self.options, spec) / "run.json"))
+        return lines
+
     def close(self) -> None:
+        usage = self.usage()
+        if usage and any(u["requests"] for u in usage.values()):
+            from pytest_assistant_eval.usage import add_usage
+
+            for index, spec in enumerate(self.models.values()):
+                mine = {k: v for k, v in usage.items() if k == f"{spec.preset}:{spec.model}"}
+                if index == 0:  # the user model's use is counted once, in the first model's folder
+                    mine.update({k: v for k, v in usage.items() if k.endswith(" (user)")})
+                if mine:
+                    add_usage(results_dir(self.options, spec) / "run.json", mine)
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
@@ -416,7 +537,8 @@ class RunSession:
         if hasattr(assistant, "begin_cell"):
             assistant.begin_cell(CellContext(cell.kind, cell.level, setting.escalation_sentence,
                                              tuple(questions), keys, task))
-        user = ScriptedUser(task) if task is not None else None
+        _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
+        user = self._user(task, spec)
         started_at = _now()
         notes: list[str] = []
         workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-"))
@@ -428,7 +550,8 @@ class RunSession:
                                             user=user, state=Conversation.start(setting, turns), limits=Limits(),
                                             stream=self.options.stream)
                 if task is not None:
-                    conversation.user_check = lambda reply, _t=task: check_user_reply(_t, reply)
+                    conversation.user_check = lambda reply, _t=task: (
+                        getattr(reply, "problem", None) or check_user_reply(_t, reply))
                 cp = self._fresh_checkpoint(cell, spec, setting_key)
                 if self.options.resume and cp_path.exists():
                     restored, why = self._restore(cp_path, cell, spec, setting_key, conversation, world)
@@ -452,7 +575,14 @@ class RunSession:
         record = self._record(cell, spec, level, variant, final, conversation, start_state, end_state, log, started_at)
         record["resume"] = cp["resume"]
         record["requests_by_day"] = cp["requests_by_day"]
-        write_json_atomic(path, record, compact=True, redacted=True)
+        self._file_attempts(cp, conversation)
+        record["attempts"] = cp.get("saved_attempts", [])
+        if record["attempts"]:
+            from pytest_assistant_eval.spent import record_saved_attempts
+
+            record_saved_attempts(results_dir(self.options, spec), cell.cell_id, record["attempts"],
+                                  pace=self.options.pace, stream=self.options.stream, secrets=self._secrets())
+        write_json_atomic(path, record, compact=True, redacted=True, secrets=self._secrets())
         cp_path.unlink(missing_ok=True)  # the checkpoint goes when the record is written
         return CellResult("done", "\n".join(notes))
 
@@ -475,8 +605,10 @@ class RunSession:
         cp["world_state"] = changed_tables(start_state, world.snapshot())
         cp["service_log"] = [entry.to_dict() for entry in world.log]
         cp["requests_log"] = list(conversation.requests_log)
+        self._file_attempts(cp, conversation)  # the failed attempts of the request just answered
         cp["pending"] = {"request_sha256": request_body_sha256(request), "turn": state.turn,
-                         "round": state.round + 1, "request": state.requests + 1, "at": _now()}
+                         "round": state.round + 1, "request": state.requests + 1, "at": _now(),
+                         **_input_estimate(request, cp.get("pending"), conversation.requests_log)}
         cp["attempts"] = []
         cp["stop"] = None
         cp["updated_at"] = _now()
@@ -519,31 +651,114 @@ class RunSession:
         })
         return data, None
 
+    def _file_attempts(self, cp: dict[str, Any], conversation: Conversation) -> None:
+        """Move failed attempts (the assistant's and the user model's, and those a resumed stop
+        kept) into ``saved_attempts``, tagged with the request they belong to (S4.10)."""
+        pending = cp.get("pending") or {}
+        user_provider = getattr(conversation.user, "provider", None)
+        found = [*(cp.get("attempts") or []),
+                 *_take_attempts(conversation.assistant),
+                 *({**a, "role": "user"} for a in _take_attempts(user_provider))]
+        if not found:
+            return
+        saved = cp.setdefault("saved_attempts", [])
+        for attempt in found:
+            if "turn" not in attempt:
+                attempt = {**attempt, "turn": pending.get("turn"), "request": pending.get("request")}
+            saved.append(attempt)
+        cp["attempts"] = []
+
     def _stopped(self, cell: CellSpec, cp_path: Path, cp: dict[str, Any], conversation: Conversation,
                  exc: ProviderError, notes: list[str]) -> CellResult:
-        """A provider error stopped the cell: keep its checkpoint (temporary, format) or drop it."""
-        take = getattr(conversation.assistant, "take_attempts", None)
-        raw = take() if take is not None else list(getattr(conversation.assistant, "attempts", []))
-        attempts = [a.to_dict() if hasattr(a, "to_dict") else a for a in raw]
+        """A provider error stopped the cell: keep its checkpoint (temporary, format) or drop it.
+
+        Every stop goes to spent.json with its failed attempts (S4.10). A request refused twice
+        in a row for the per-minute input-token quota makes the cell not applicable (S4.9).
+        """
+        from pytest_assistant_eval import spent
+
+        spec = self.models[cell.model]
+        folder = results_dir(self.options, spec)
+        user_provider = getattr(conversation.user, "provider", None)
+        attempts = [*_take_attempts(conversation.assistant),
+                    *({**a, "role": "user"} for a in _take_attempts(user_provider))]
+        earlier = [*(cp.get("saved_attempts") or []),
+                   *(a for stop in cp.get("stops") or [] for a in stop.get("attempts", []))]
         if isinstance(exc, BudgetUsed) and cp.get("pending") is not None:
             # Our own budget stopped the request before it was sent: it does not count.
             today = self.today()
             cp["requests_by_day"][today] = max(0, cp["requests_by_day"].get(today, 0) - 1)
         if exc.code == "daily_quota":
-            self.quota_used.add(self.models[cell.model].route)
-        if exc.kind in ("temporary", "format") and cp.get("pending") is not None:
-            cp["stop"] = {"code": exc.code, "at": _now(), "status": getattr(exc, "status", None),
-                          "provider_code": getattr(exc, "provider_code", None),
-                          "message": getattr(exc, "provider_message", None)}
+            self.quota_used.add(spec.route)
+        pending = cp.get("pending") or {}
+        sha = pending.get("request_sha256")
+        stop = {"code": exc.code, "at": _now(), "status": getattr(exc, "status", None),
+                "provider_code": getattr(exc, "provider_code", None),
+                "message": getattr(exc, "provider_message", None), "request_sha256": sha,
+                "input_tokens_estimate": pending.get("input_tokens_estimate"),
+                "quota": getattr(exc, "quota", None), "attempts": attempts}
+        stops = cp.setdefault("stops", [])
+        stops.append(stop)
+        same = _same_request_stops(stops)
+        words = _provider_words(exc, [*earlier, *attempts])
+        keep = exc.kind in ("temporary", "format") and cp.get("pending") is not None
+        na = keep and exc.code == "tpm_input" and _tpm_refusals(stops) >= 2
+        outcome = "na" if na else "kept" if keep else "unsaved"
+        spent.record_stop(folder, cell.cell_id, exc, attempts, outcome=outcome, pace=self.options.pace,
+                          stream=self.options.stream, turn=pending.get("turn"), request=pending.get("request"),
+                          request_sha256=sha, input_tokens_estimate=pending.get("input_tokens_estimate"),
+                          secrets=self._secrets())
+        if na:
+            self._write_na(cell, spec, cp, conversation, exc)
+            cp_path.unlink(missing_ok=True)
+            return CellResult("na", f"{cell.cell_id}: not applicable (provider quota per request): the provider "
+                              f"refused request {pending.get('request')} ({(sha or '')[:12]}, about "
+                              f"{pending.get('input_tokens_estimate')} input tokens) twice in a row for its "
+                              f"per-minute input-token quota{words}", code=exc.code)
+        if keep:
+            cp["stop"] = {k: stop[k] for k in ("code", "at", "status", "provider_code", "message")}
             cp["attempts"] = attempts
             write_checkpoint(cp_path, cp)
-            pending = cp["pending"]
-            words = _provider_words(exc, attempts)
+            again = (f"\n  {cell.cell_id}: the same request failed {same} times; --skip it or wait"
+                     if same >= 3 else "")
             return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "
-                              f"{pending['request']}; run again with --resume to continue it{words}", code=exc.code)
+                              f"{pending['request']}; run again with --resume to continue it{words}{again}",
+                              code=exc.code)
         cp_path.unlink(missing_ok=True)
         return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell. Run again with --resume."
-                          f"{_provider_words(exc, attempts)}", code=exc.code)
+                          f"{words}", code=exc.code)
+
+    def _write_na(self, cell: CellSpec, spec: ModelSpec, cp: dict[str, Any], conversation: Conversation,
+                  exc: ProviderError) -> None:
+        """The record of a cell not applicable for the provider's per-request input quota (S4.9)."""
+        state = conversation.state
+        pending = cp.get("pending") or {}
+        refused = {"index": pending.get("request"), "turn": pending.get("turn"), "round": pending.get("round"),
+                   "seconds": None, "usage": None, "stop_reason": "tpm_input",
+                   "request_sha256": pending.get("request_sha256")}
+        record = {
+            "format": CELL_FORMAT, "cell": cell.cell_id, "case": cell.case_id, "kind": cell.kind,
+            "class": cell.cls, "level": cell.level, "repeat": cell.repeat,
+            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label},
+            "status": "na", "na_reason": "provider quota per request", "scope": "cell",
+            "setting_key": self._keys_of_setting[cell.level],
+            "world": {"fingerprint": self.world_identity.fingerprint, "built_at": self.world_identity.built_at},
+            "versions": {"harness": HARNESS_VERSION, "set_version": self.cases.questions.set_version,
+                         "key_version": self.cases.key.key_version, "levels_version": self.levels.version,
+                         "git_commit": self.commit},
+            "user": {"kind": getattr(conversation.user, "kind", None), "user_error": state.user_error},
+            "stop_reason": "tpm_input",
+            "turns": state.turns,
+            "transcript": state.transcript,
+            "quota": getattr(exc, "quota", None),
+            "stops": cp.get("stops", []),
+            "requests": [*conversation.requests_log, refused],
+            "attempts": cp.get("saved_attempts", []),
+            "resume": cp.get("resume"),
+            "requests_by_day": cp.get("requests_by_day"),
+            "finished_at": _now(),
+        }
+        write_json_atomic(self.record_path(cell), record, compact=True, redacted=True, secrets=self._secrets())
 
     def _record(self, cell: CellSpec, spec: ModelSpec, level: levels_mod.Level, variant: str, final: LoopState,
                 conversation: Conversation, start_state: Any, end_state: Any, log: list[dict[str, Any]],
@@ -566,7 +781,9 @@ class RunSession:
             "versions": {"harness": HARNESS_VERSION, "set_version": self.cases.questions.set_version,
                          "key_version": self.cases.key.key_version, "levels_version": self.levels.version,
                          "git_commit": self.commit},
-            "user": {"kind": "scripted" if cell.kind == "task" else None, "user_error": final.user_error},
+            "user": {"kind": getattr(conversation.user, "kind", None), "user_error": final.user_error,
+                     **({"model": f"{self.options.user_model.preset}:{self.options.user_model.model}"}
+                        if getattr(conversation.user, "kind", None) == "model" and self.options.user_model else {})},
             "stop_reason": final.stop,
             "turns": final.turns,
             "transcript": final.transcript,

@@ -110,7 +110,7 @@ def test_every_planned_cell_passes_and_writes_one_record_named_by_its_cell_id(ba
     assert not (out / "partial").exists() or not any((out / "partial").iterdir())
 
 
-def test_run_json_lists_the_planned_matrix_before_the_cells(basic_runs, calibration_dir):
+def test_run_json_names_the_folder_identity_and_lists_the_planned_matrix(basic_runs, calibration_dir):
     import yaml
 
     _, out = basic_runs[0]
@@ -131,7 +131,7 @@ def test_run_json_lists_the_planned_matrix_before_the_cells(basic_runs, calibrat
 def test_two_workers_write_the_same_records_as_one_process(basic_runs):
     (_, out0), (_, out2) = basic_runs[0], basic_runs[2]
     one, two = records(out0), records(out2)
-    assert sorted(one) == sorted(two)
+    assert one and sorted(one) == sorted(two)
     differing = [cell for cell in one if without_times(one[cell]) != without_times(two[cell])]
     assert differing == []
 
@@ -221,7 +221,8 @@ def world_copy(world_dir: Path, tmp_path: Path) -> Path:
 def test_a_world_without_its_marker_is_refused(pytester, calibration_dir, world_copy, tmp_path):
     (world_copy / ".assistant_eval_world.json").unlink()
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle", inprocess=True)
+    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle",
+                       inprocess=True)
     assert_refused(result, out, "marker")
 
 
@@ -231,29 +232,32 @@ def test_a_world_with_a_changed_database_is_refused_naming_it(pytester, calibrat
     data[-1] ^= 0xFF
     database.write_bytes(bytes(data))
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle", inprocess=True)
+    result = run_cells(pytester, calibration_dir, world_copy, out, "--provider", "scripted", "--model", "oracle",
+                       inprocess=True)
     assert_refused(result, out, "base.sqlite", "changed")
 
 
 def test_an_unknown_provider_preset_is_refused_naming_the_known_ones(pytester, calibration_dir, world_dir, tmp_path):
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "nosuch", "--model", "oracle", inprocess=True)
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "nosuch", "--model", "oracle",
+                       inprocess=True)
     assert_refused(result, out, "'nosuch'", "scripted", "openai", "anthropic", "ollama")
 
 
 def test_an_unknown_scripted_model_is_refused_naming_the_built_in_ones(pytester, calibration_dir, world_dir,
                                                                        tmp_path):
     out = tmp_path / "results"
-    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "nobody", inprocess=True)
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "nobody",
+                       inprocess=True)
     assert_refused(result, out, "'nobody'", "oracle", "invents", "garbled")
 
 
 def test_a_missing_world_option_is_a_usage_error(pytester, calibration_dir, tmp_path):
     out = tmp_path / "results"
     shutil.copy(calibration_dir / "cells.py", pytester.path / "cells.py")
-    result = pytester.runpytest_inprocess("-p", "assistant_eval", "-p", "no:cacheprovider", f"--calibration-dir={calibration_dir}",
-                                           f"--out={out}", "--provider", "scripted",
-                                           "--model", "oracle", "cells.py")
+    result = pytester.runpytest_inprocess("-p", "assistant_eval", "-p", "no:cacheprovider",
+                                          f"--calibration-dir={calibration_dir}", f"--out={out}",
+                                          "--provider", "scripted", "--model", "oracle", "cells.py")
     assert_refused(result, out, "--world")
 
 
@@ -271,6 +275,35 @@ def test_a_malformed_task_file_is_reported_with_file_and_line(pytester, calibrat
     text = assert_refused(result, out)
     for task in tasks:  # every broken file at once (S2.5), each with its line
         assert re.search(rf"{re.escape(task.name)}:\d+", text), text
+
+
+def test_an_unknown_level_is_refused_naming_the_known_ones(pytester, calibration_dir, world_dir, tmp_path):
+    out = tmp_path / "results"
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "oracle",
+                       "--levels", "basic,expert", inprocess=True)
+    assert_refused(result, out, "expert", "basic", "standard", "advanced")
+
+
+def test_a_results_folder_with_records_is_refused_without_resume(pytester, calibration_dir, world_dir, basic_runs,
+                                                                  tmp_path):
+    out = tmp_path / "results"
+    shutil.copytree(basic_runs[0][1], out)
+    before = (out / "run.json").read_bytes()
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "oracle",
+                       "--levels", "basic", inprocess=True)
+    text = "\n".join(result.errlines + result.outlines)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "--resume" in text, text
+    assert (out / "run.json").read_bytes() == before
+
+
+def test_a_results_folder_of_another_model_is_refused_naming_what_differs(pytester, calibration_dir, world_dir,
+                                                                         basic_runs, tmp_path):
+    out = tmp_path / "results"
+    shutil.copytree(basic_runs[0][1], out)
+    result = run_cells(pytester, calibration_dir, world_dir, out, "--provider", "scripted", "--model", "invents",
+                       "--resume", inprocess=True)
+    text = "\n".join(result.errlines + result.outlines)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "model" in text and "another run" in text, text
 
 
 # -- several models ----------------------------------------------------------------------------

@@ -55,6 +55,8 @@ def test_without_grouping_scripted_cells_spread_over_both_workers(pytester, cali
     ran = workers_by_cell(result)
     assert len(ran) >= 9
     assert set(ran.values()) == {"gw0", "gw1"}
+    # The controller's tally counts what the workers collected after -k, not every planned cell.
+    result.stdout.fnmatch_lines([f"assistant-eval: {len(ran)}/{len(ran)} cells · done {len(ran)} *· left 0"])
 
 
 # -- scope_for ---------------------------------------------------------------------------------

@@ -1,0 +1,107 @@
+"""Kill a run with SIGKILL at random moments and resume it until it finishes.
+
+Shared by the crash test (a few dozen kills in CI) and ``benchmarks/soak_resume.py``
+(hundreds). A run talks to the reference fake server over real HTTP, so the server's own
+count of the requests it received can be held against the run's accounting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SELECTION = "T01 or T05 or T10 or G05 or G24"
+VOLATILE = ("started_at", "finished_at", "conversation_seconds", "requests", "requests_by_day", "resume")
+
+
+@dataclass
+class CycleResult:
+    kills: int = 0
+    runs: int = 0
+    received: int = 0
+    counted: int = 0
+    lost: list[str] = field(default_factory=list)  # cells missing or different from the uninterrupted run
+    unreadable: list[str] = field(default_factory=list)  # files that did not parse after a kill
+
+
+def run_argv(world: Path, out: Path, base_url: str, calibration: Path) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
+            "--calibration-dir", str(calibration), "--world", str(world), "--out", str(out),
+            "--model", "openai-compatible:oracle", "--base-url", base_url + "/v1", "--accept-data-notice",
+            "--levels", "basic", "-k", SELECTION, "-q", "-p", "no:xdist", "--resume", str(calibration / "cells.py")]
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def records(out: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted((out / "cells").glob("*.json"))}
+
+
+def stable(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k not in VOLATILE}
+
+
+def check_readable(out: Path) -> list[str]:
+    bad = []
+    for path in out.rglob("*.json"):
+        try:
+            json.loads(path.read_text())
+        except (ValueError, OSError):
+            bad.append(str(path.relative_to(out)))
+    return bad
+
+
+def reference_run(world: Path, out: Path, fake: Any, calibration: Path) -> dict[str, dict[str, Any]]:
+    before = len(fake.requests)
+    done = subprocess.run(run_argv(world, out, fake.url, calibration), env=environment(), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    found = records(out)
+    counted = sum(sum(r["requests_by_day"].values()) for r in found.values())
+    assert counted == len(fake.requests) - before, "an uninterrupted run counts exactly the requests it sent"
+    return found
+
+
+def crash_cycle(world: Path, out: Path, fake: Any, calibration: Path, reference: dict[str, dict[str, Any]],
+                rng: random.Random, *, max_kills: int, window: tuple[float, float]) -> CycleResult:
+    """One folder: kill and resume until the run finishes; then compare and count."""
+    result = CycleResult()
+    before = len(fake.requests)
+    while True:
+        log = out.parent / f"{out.name}.log"
+        with open(log, "w") as handle:
+            proc = subprocess.Popen(run_argv(world, out, fake.url, calibration), env=environment(),
+                                    stdout=handle, stderr=subprocess.STDOUT)
+        result.runs += 1
+        delay = rng.uniform(*window)
+        try:
+            code = proc.wait(timeout=delay if result.kills < max_kills else 300)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            result.kills += 1
+            result.unreadable += check_readable(out)
+            continue
+        if code != 0:
+            raise AssertionError(f"a resumed run ended with exit code {code}:\n{log.read_text()[-3000:]}")
+        break
+    found = records(out)
+    for cell, ref in reference.items():
+        if cell not in found or stable(found[cell]) != stable(ref):
+            result.lost.append(cell)
+    result.received = len(fake.requests) - before
+    result.counted = sum(sum(r["requests_by_day"].values()) for r in found.values())
+    return result

@@ -1,0 +1,121 @@
+"""The demo's matrix (S5.6, issue 4): the oracle passes every applicable check, and each
+planted-fault assistant fails the check of its own fault and no check its fault does not touch.
+
+This runs ``assistant-eval demo`` itself (the README's first command, after the install),
+so every CI run proves that each check catches its fault and never flags the oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+# The checks each assistant's fault may fail; every other check must pass in every run.
+TOUCHES: dict[str, set[str]] = {
+    "oracle": set(),
+    "acts-without-approval": {"asks_first"},
+    "guesses-facts": {"asks_for_info", "required_actions", "final_state"},
+    "invents": {"real_info"},
+    "false-claims": {"truthful", "reports_back"},
+    "escalates-everything": {"final_answer", "required_actions", "final_state"},
+    "answers-nothing": {"final_answer", "required_actions", "final_state"},
+}
+OWN_CHECK = {
+    "acts-without-approval": "asks_first",
+    "guesses-facts": "asks_for_info",
+    "invents": "real_info",
+    "false-claims": "truthful",
+    "escalates-everything": "final_answer",
+    "answers-nothing": "final_answer",
+}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict]]:
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "demo", "--out", str(out), "-n", "2"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cells = [json.loads(p.read_text()) for p in sorted((out / "grading" / "cells").glob("*.json"))]
+    return done.stdout, cells
+
+
+def by_model(cells: list[dict], kind: str) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for cell in cells:
+        if (cell["kind"] == "task") == (kind == "task"):
+            grouped[cell["model"]["label"]].append(cell)
+    return grouped
+
+
+def failed_checks(cell: dict) -> set[str]:
+    return {name for name, ok in cell["task"]["final"].items() if ok is False}
+
+
+def test_the_demo_prints_the_leaderboard_with_every_assistant(demo):
+    stdout, _ = demo
+    assert "Leaderboard: task runs" in stdout
+    for model in TOUCHES:
+        assert model in stdout
+
+
+@pytest.mark.parametrize("model", sorted(TOUCHES))
+def test_no_assistant_fails_a_check_its_fault_does_not_touch(demo, model):
+    _, cells = demo
+    runs = by_model(cells, "task")[model]
+    assert runs, f"{model} ran no task"
+    stray = {(c["case"], c["level"], c["repeat"]): failed_checks(c) - TOUCHES[model] for c in runs}
+    assert {k: v for k, v in stray.items() if v} == {}
+
+
+def test_the_oracle_passes_every_task_run_and_is_never_unsafe(demo):
+    _, cells = demo
+    outcomes = {c["outcome"] for c in by_model(cells, "task")["oracle"]}
+    assert outcomes == {"pass"}
+
+
+@pytest.mark.parametrize("model", sorted(OWN_CHECK))
+def test_each_planted_fault_fails_its_own_check_wherever_that_check_applies(demo, model):
+    _, cells = demo
+    check = OWN_CHECK[model]
+    applicable = [c for c in by_model(cells, "task")[model] if c["task"]["final"].get(check) is not None]
+    assert applicable, f"{check} never applied to {model}"
+    passed = [(c["case"], c["level"], c["repeat"]) for c in applicable if c["task"]["final"][check]]
+    assert passed == [], f"{model} passed {check} in {passed}"
+
+
+def test_acting_without_approval_is_unsafe_and_the_others_never_are(demo):
+    _, cells = demo
+    tasks = by_model(cells, "task")
+    assert any(c["outcome"] == "unsafe" for c in tasks["acts-without-approval"])
+    for model, runs in tasks.items():
+        if model != "acts-without-approval":
+            assert not any(c["outcome"] == "unsafe" for c in runs), model
+
+
+def question_outcomes(cells: list[dict], model: str) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for cell in by_model(cells, "question")[model]:
+        for part in cell["parts"]:
+            counts[part["outcome"]] += 1
+    return dict(counts)
+
+
+def test_questions_the_oracle_answers_or_hands_over_cleanly(demo):
+    _, cells = demo
+    assert set(question_outcomes(cells, "oracle")) <= {"answered", "escalated"}
+
+
+def test_questions_the_fault_assistants_fail_the_way_their_fault_says(demo):
+    _, cells = demo
+    assert set(question_outcomes(cells, "answers-nothing")) == {"failed"}
+    assert set(question_outcomes(cells, "escalates-everything")) == {"escalated"}
+    invents = question_outcomes(cells, "invents")
+    assert invents.get("failed", 0) > 0 and invents.get("answered", 0) == 0
+    for model in ("acts-without-approval", "guesses-facts", "false-claims"):
+        assert question_outcomes(cells, model) == question_outcomes(cells, "oracle"), model
