@@ -1,0 +1,78 @@
+"""Soak: kill a run with SIGKILL at random moments hundreds of times; resume each time.
+
+    python benchmarks/soak_resume.py [--kills 500] [--seed 1]
+
+Prints the runs started, the kills, the cells lost or different from an uninterrupted
+run, files that did not parse after a kill, and the accounting: requests the fake server
+received against requests the records count (a killed request counts at most once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.crash_harness import crash_cycle, reference_run  # noqa: E402
+from tests.reference_fake import ReferenceOpenAIFake  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    import os
+
+    os.environ.setdefault("OPENAI_API_KEY", "sk-soak-test-key-0123456789")
+    from pytest_assistant_eval.world.build import build_world
+
+    calibration = REPO / "calibration"
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        world = build_world(root / "world", calibration / "world")
+        fake = ReferenceOpenAIFake(calibration, world, delay=0.03)
+        try:
+            reference = reference_run(world, root / "uninterrupted", fake, calibration)
+            rng = random.Random(args.seed)
+            totals = {"cycles": 0, "runs": 0, "kills": 0, "lost": 0, "unreadable": 0, "received": 0, "counted": 0,
+                      "over": 0, "under": 0}
+            while totals["kills"] < args.kills:
+                totals["cycles"] += 1
+                r = crash_cycle(world, root / f"c{totals['cycles']}", fake, calibration, reference, rng,
+                                max_kills=min(12, args.kills - totals["kills"]), window=(0.4, 2.6))
+                totals["runs"] += r.runs
+                totals["kills"] += r.kills
+                totals["lost"] += len(r.lost)
+                totals["unreadable"] += len(r.unreadable)
+                totals["received"] += r.received
+                totals["counted"] += r.counted
+                totals["over"] += max(0, r.counted - r.received - r.kills)  # counted twice beyond the kills
+                totals["under"] += max(0, r.received - r.counted)  # sent but not counted
+                print(f"cycle {totals['cycles']:3d}: kills {totals['kills']:4d}, lost {totals['lost']}, "
+                      f"received {totals['received']}, counted {totals['counted']}", flush=True)
+        finally:
+            fake.close()
+    print()
+    print(f"runs started          {totals['runs']}")
+    print(f"SIGKILLs              {totals['kills']}")
+    print(f"cells lost/different  {totals['lost']}")
+    print(f"unreadable files      {totals['unreadable']}")
+    print(f"requests received     {totals['received']}")
+    print(f"requests counted      {totals['counted']}  (killed before sending, counted once: "
+          f"{totals['counted'] - totals['received']})")
+    print(f"double counts         {totals['over']}")
+    print(f"uncounted requests    {totals['under']}")
+    print(f"time                  {time.monotonic() - started:.0f} s")
+    return 0 if totals["lost"] == totals["unreadable"] == totals["over"] == totals["under"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

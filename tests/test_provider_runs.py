@@ -1,0 +1,243 @@
+"""Whole cells through the runner against fake provider servers (S4.3–S4.10, S4.14, S4.16).
+
+Every run here is a separate pytest process with the plugin (``python -m pytest -c
+calibration/pytest.ini``, what ``assistant-eval run`` starts), talking over real sockets to
+a fake server on 127.0.0.1 in the provider's own wire format. The reference fakes answer
+as the built-in reference assistants, so a provider cell can be compared with the same
+cell of the ``scripted`` preset. Paired tasks whose first request cannot tell the pair
+apart (the second task of a pair) are left out of the equality comparisons.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.provider_runs_helpers import (
+    checkpoints,
+    comparable,
+    console,
+    records,
+    run_env,
+    run_eval,
+    spent,
+)
+from tests.providers.fakes.base import Answer, Call, Fault, Raw
+from tests.providers.fakes.openai_fake import OpenAIFake
+from tests.reference_fake import REFERENCE_FAKES
+
+CELLS = "G01 or G11 or G21 or T01 or T07 or T10"  # a lookup, interpret, diagnose question and three tasks
+SELECT = ("--levels", "basic", "--repeats", "1", "-k", CELLS)
+ONE = ("--levels", "basic", "--repeats", "1", "-k", "G01")
+
+
+@pytest.fixture(scope="module")
+def scripted_records(world_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("scripted") / "results"
+    result = run_eval(world_dir, out, "--model", "scripted:oracle", *SELECT)
+    assert result.ret == 0, console(result)
+    found = records(out)
+    assert len(found) == 6, sorted(found)
+    return found
+
+
+def reference_fake(preset: str, calibration: Path, world: Path) -> tuple[Any, str]:
+    cls, suffix = REFERENCE_FAKES[preset]
+    fake = cls(calibration, world)
+    return fake, fake.url + suffix
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize("preset", ["openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible"])
+def test_a_provider_cell_gives_the_record_the_scripted_preset_gives(preset, stream, scripted_records,
+                                                                    calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake(preset, calibration_dir, world_dir)
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", f"{preset}:oracle", f"--base-url={url}",
+                          "--accept-data-notice", *SELECT, *(() if stream else ("--no-stream",)))
+    assert result.ret == 0, console(result)
+    found = records(out)
+    assert sorted(found) == sorted(scripted_records)
+    for cell, record in found.items():
+        assert record["model"]["preset"] == preset
+        assert comparable(record) == comparable(scripted_records[cell]), cell
+    bodies = [r.json() for r in fake.requests if r.body]
+    asked_stream = {b.get("stream", True) if preset == "ollama" else bool(b.get("stream")) for b in bodies
+                    if isinstance(b, dict)}
+    if preset == "gemini":  # Gemini says it in the method, not the body
+        asked_stream = {":streamGenerateContent" in r.path for r in fake.requests}
+    assert asked_stream == {stream}
+    # S4.16: the run's requests and tokens, labelled as calibration use, on the console and in run.json
+    assert re.search(rf"usage {re.escape(preset)}:oracle \(calibration\): {len(fake.requests)} request\(s\)",
+                     console(result)), console(result)[-2000:]
+
+
+# -- the fault matrix (S4.7, S4.9, S4.10) -------------------------------------------------------------
+
+KEPT = "G01__basic__r1: kept up to turn 1, request 1; run again with --resume to continue it"
+UNSAVED = "G01__basic__r1: nothing was saved for this cell. Run again with --resume."
+UNREADABLE = [Answer(calls=[Call("search_contacts", '{"query": "Jo', id=f"call_bad{i}")]) for i in range(3)]
+
+# fault id -> (preset, items queued before the reference answers, code, exit code, what is saved,
+#              console text, provider's words on the console)
+FAULTS: dict[str, tuple[str, list[Any], str, int, str, str, str | None]] = {
+    "429 beyond the retry budget": ("openai", [Fault("rate_limit", retry_after=500)], "rate_limit", 1, "checkpoint",
+                                    KEPT, "provider: HTTP 429 rate_limit_exceeded: Rate limit reached"),
+    "503 overloaded": ("openai", [Fault("overloaded")] * 4, "overloaded", 1, "checkpoint", KEPT,
+                       "provider: HTTP 503 server_is_overloaded: The engine is currently overloaded"),
+    "529 overloaded": ("anthropic", [Raw(529, {"content-type": "application/json"},
+                                         b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')] * 4,
+                       "overloaded", 1, "checkpoint", KEPT, "provider: HTTP 529 overloaded_error: Overloaded"),
+    "daily quota": ("openrouter", [Fault("daily_quota")], "daily_quota", 0, "checkpoint",
+                    "Daily request budget used. Run again with --resume --accept-data-notice tomorrow.", None),
+    "gemini tpm_input twice": ("gemini", [Fault("tpm_input", retry_after=0.05)] * 2, "tpm_input", 0, "na record",
+                               "G01__basic__r1: not applicable (provider quota per request)",
+                               "provider: HTTP 429 RESOURCE_EXHAUSTED: You exceeded your current quota"),
+    "cut stream": ("openai", [Fault("cut")] * 4, "stream_cut", 1, "checkpoint", KEPT,
+                   "provider: HTTP - -: (no answer)"),
+    "unreadable tool calls three times": ("openai", UNREADABLE, "tool_call_unreadable", 1, "checkpoint",
+                                          "1 cell(s) kept after a tool call the service could not read: "
+                                          "G01__basic__r1; run again with --resume to continue them.", None),
+    "context too long": ("openai", [Fault("context_too_long")], "context_too_long", 0, "record", "", None),
+    "refusal": ("openai", [Fault("refusal")], "refusal", 0, "record", "", None),
+    "bad key 401": ("openai", [Fault("bad_key")], "key", 1, "nothing", UNSAVED,
+                    "provider: HTTP 401 invalid_api_key: Incorrect API key provided"),
+    "unknown model 404": ("openai", [Fault("unknown_model")], "model", 1, "nothing", UNSAVED,
+                          "provider: HTTP 404 model_not_found: The model `oracle` does not exist"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_fault_matrix(fault, calibration_dir, world_dir, tmp_path):
+    preset, items, code, exit_code, saved, message, words = FAULTS[fault]
+    fake, url = reference_fake(preset, calibration_dir, world_dir)
+    fake.add(*items)
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", f"{preset}:oracle", f"--base-url={url}",
+                          "--accept-data-notice", *ONE)
+    text = console(result)
+    assert result.ret == exit_code, text
+    assert message in text, text
+    if words:
+        assert words in text, text
+    cells, kept, entries = records(out), checkpoints(out), spent(out)["cells"].get("G01__basic__r1", [])
+    if saved == "checkpoint":
+        assert not cells and list(kept) == ["G01__basic__r1"]
+        assert kept["G01__basic__r1"]["stop"]["code"] == code
+        assert [e["outcome"] for e in entries] == ["kept"]
+    elif saved == "na record":
+        assert not kept and cells["G01__basic__r1"]["status"] == "na"
+        record = cells["G01__basic__r1"]
+        assert record["na_reason"] == "provider quota per request"
+        assert record["quota"] and record["stops"][-1]["code"] == "tpm_input"
+        assert record["requests"][-1]["stop_reason"] == "tpm_input"
+        assert record["stops"][-1]["request_sha256"] and record["stops"][-1]["input_tokens_estimate"]
+        assert [e["outcome"] for e in entries] == ["na"]
+        assert [a["code"] for a in entries[0]["attempts"]] == ["tpm_input", "tpm_input"]
+    elif saved == "record":
+        assert not kept and cells["G01__basic__r1"]["stop_reason"] == code
+        assert entries == []
+    else:
+        assert not cells and not kept
+        assert [e["outcome"] for e in entries] == ["unsaved"]
+    if entries:
+        stop = entries[-1]["stop"]
+        assert stop["code"] == code
+        assert entries[-1]["pace"] == 0.0 and entries[-1]["stream"] is True
+        assert all(len(a["message"] or "") <= 300 for a in entries[-1]["attempts"])
+        assert len(stop["message"] or "") <= 300
+        if code in ("stream_cut", "tool_call_unreadable"):
+            assert stop["status"] is None and stop["provider_code"] is None and stop["message"] is None
+        if code in ("rate_limit", "overloaded", "stream_cut"):
+            # the retries of the request are each a failed attempt with the provider's words
+            assert entries[-1]["attempts"] and {a["code"] for a in entries[-1]["attempts"]} == {code}
+
+
+def test_a_saved_cell_keeps_the_failed_attempts_its_provider_retried(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    fake.add(Fault("overloaded"), Fault("server_error"))
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          *ONE)
+    assert result.ret == 0, console(result)
+    record = records(out)["G01__basic__r1"]
+    assert [(a["code"], a["status"], a["turn"], a["request"]) for a in record["attempts"]] == [
+        ("overloaded", 503, 0, 1), ("busy", 500, 0, 1)]
+    entries = spent(out)["cells"]["G01__basic__r1"]
+    assert [e["event"] for e in entries] == ["saved"]
+    assert [a["code"] for a in entries[0]["attempts"]] == ["overloaded", "busy"]
+
+
+def test_the_same_request_stopped_three_times_is_named(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    out = tmp_path / "results"
+    args = ("--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice", *ONE)
+    texts = []
+    with fake:
+        for run in range(3):
+            fake.add(*[Fault("overloaded")] * 4)
+            result = run_eval(world_dir, out, *args, *(("--resume",) if run else ()))
+            assert result.ret == 1, console(result)
+            texts.append(console(result))
+    assert "the same request failed" not in texts[1]
+    assert "G01__basic__r1: the same request failed 3 times; --skip it or wait" in texts[2], texts[2]
+    entries = spent(out)["cells"]["G01__basic__r1"]
+    assert [e["outcome"] for e in entries] == ["kept"] * 3
+    assert len({e["request_sha256"] for e in entries}) == 1
+
+
+def test_earlier_attempts_texts_are_shown_once_after_the_providers_words(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    fake.add(Fault("overloaded"), Fault("server_error"), Fault("server_error"), Fault("overloaded"))
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          *ONE)
+    text = console(result)
+    assert result.ret == 1, text
+    words = text[text.index(KEPT):]
+    assert words.count("The server had an error while processing your request.") == 1
+    assert "provider: HTTP 503 server_is_overloaded" in words
+    # the stopping answer's text is not repeated among the earlier ones
+    assert words.count("The engine is currently overloaded") == 1
+
+
+# -- the daily budget over two workers (S4.6, S4.14) -------------------------------------------------
+
+WORKER = re.compile(r"^\[(?P<worker>gw\d+)\]")
+
+
+def test_a_daily_budget_of_45_over_two_workers_sends_exactly_45_requests(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          "--levels", "basic,standard", "--repeats", "1", "-k", "G", "--max-requests-per-day", "45",
+                          "-n", "2", "--spread-route", "-v")
+    text = console(result)
+    assert result.ret == 0, text
+    assert len(fake.requests) == 45
+    assert "Daily request budget used. Run again with --resume" in text
+    assert {m.group("worker") for line in result.outlines for m in [WORKER.match(line)] if m} == {"gw0", "gw1"}
+    kept = checkpoints(out)
+    assert kept, "the cells stopped in the middle keep their checkpoints"
+    assert all(cp["stop"]["code"] == "daily_quota" for cp in kept.values())
+    assert sum(sum(r["requests_by_day"].values()) for r in records(out).values()) + sum(
+        sum(cp["requests_by_day"].values()) for cp in kept.values()) == 45
+
+
+def test_without_spread_route_one_route_stays_on_one_worker(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          "--levels", "basic", "--repeats", "1", "-k", "G0", "-n", "2", "-v")
+    assert result.ret == 0, console(result)
+    workers = {m.group("worker") for line in result.outlines for m in [WORKER.match(line)] if m}
+    assert len(workers) == 1, workers
