@@ -141,7 +141,10 @@ def test_fault_matrix(fault, calibration_dir, world_dir, tmp_path):
         assert [a["code"] for a in entries[0]["attempts"]] == ["tpm_input", "tpm_input"]
     elif saved == "record":
         assert not kept and cells["G01__basic__r1"]["stop_reason"] == code
-        assert entries == []
+        # the graded answer is the cell's outcome; the provider's words of it stay with the record
+        assert [a["code"] for a in cells["G01__basic__r1"]["attempts"]] == [code]
+        assert [e["event"] for e in entries] == ["saved"]
+        entries = []
     else:
         assert not cells and not kept
         assert [e["outcome"] for e in entries] == ["unsaved"]
