@@ -113,19 +113,30 @@ def read_json(path: Path, expected_format: str | None = None) -> Any:
 
 
 _HOME = str(Path.home())
-_ABS_PATH = re.compile(r"(?<![\w.])/(?:home|root|tmp|Users|var|private|work|mnt|opt)(?:/[^\s\"'<>\\]*)?")
-_SECRETISH = re.compile(r"\b(?:sk|pk|rk|AIza|sk-or-v1|sk-ant)[-_A-Za-z0-9]{12,}\b")
+_ROOTS = ("home", "root", "tmp", "Users", "var", "private", "work", "mnt", "opt")
+_ABS_PATH = re.compile(r"(?<![\w.])/(?:" + "|".join(_ROOTS) + r")(?:/[^\s\"'<>\\]*)?")
+_ROOT_MARKS = tuple(f"/{root}" for root in _ROOTS)
+# Provider keys: OpenAI and its compatibles (sk-..., sk-proj-...), Anthropic (sk-ant-...),
+# OpenRouter (sk-or-v1-...), Google (AIza...).
+_SECRETISH = re.compile(r"\b(?:sk-|AIza)[-_A-Za-z0-9]{12,}")
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove keys and absolute local paths from a text that will be written or shown."""
+    """Remove keys and absolute local paths from a text that will be written or shown.
+
+    Cheap substring tests come first: most texts hold neither, and the regular
+    expressions then never run (records are redacted before every write).
+    """
     for secret in secrets:
-        if secret and len(secret) >= 6:
+        if secret and len(secret) >= 6 and secret in text:
             text = text.replace(secret, "[key]")
-    text = _SECRETISH.sub("[key]", text)
-    if _HOME and _HOME != "/":
+    if "sk-" in text or "AIza" in text:
+        text = _SECRETISH.sub("[key]", text)
+    if _HOME and _HOME != "/" and _HOME in text:
         text = text.replace(_HOME, "~")
-    return _ABS_PATH.sub("[path]", text)
+    if any(mark in text for mark in _ROOT_MARKS):
+        text = _ABS_PATH.sub("[path]", text)
+    return text
 
 
 def redact_data(data: Any, secrets: tuple[str, ...] = ()) -> Any:

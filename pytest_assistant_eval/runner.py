@@ -602,17 +602,23 @@ class RunSession:
         today = self.today()
         cp["requests_by_day"][today] = cp["requests_by_day"].get(today, 0) + 1
         cp["state"] = state.to_dict()
-        cp["world_state"] = changed_tables(start_state, world.snapshot())
+        # The world changes only through calls that succeed: take a new snapshot only then.
+        log_len = len(world.log)
+        if cp.get("_log_len") != log_len:
+            cp["world_state"] = changed_tables(start_state, world.snapshot())
+            cp["_log_len"] = log_len
         cp["service_log"] = [entry.to_dict() for entry in world.log]
         cp["requests_log"] = list(conversation.requests_log)
         self._file_attempts(cp, conversation)  # the failed attempts of the request just answered
-        cp["pending"] = {"request_sha256": request_body_sha256(request), "turn": state.turn,
+        cp["pending"] = {"request_sha256": conversation.pending_request_sha256 or request_body_sha256(request),
+                         "turn": state.turn,
                          "round": state.round + 1, "request": state.requests + 1, "at": _now(),
                          **_input_estimate(request, cp.get("pending"), conversation.requests_log)}
         cp["attempts"] = []
         cp["stop"] = None
         cp["updated_at"] = _now()
-        write_checkpoint(path, cp, durable=cp["model"]["preset"] != "scripted")
+        write_checkpoint(path, {k: v for k, v in cp.items() if not k.startswith("_")},
+                         durable=cp["model"]["preset"] != "scripted")
 
     def _restore(self, path: Path, cell: CellSpec, spec: ModelSpec, setting_key: dict[str, Any],
                  conversation: Conversation, world: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -718,7 +724,7 @@ class RunSession:
         if keep:
             cp["stop"] = {k: stop[k] for k in ("code", "at", "status", "provider_code", "message")}
             cp["attempts"] = attempts
-            write_checkpoint(cp_path, cp)
+            write_checkpoint(cp_path, {k: v for k, v in cp.items() if not k.startswith("_")})
             again = (f"\n  {cell.cell_id}: the same request failed {same} times; --skip it or wait"
                      if same >= 3 else "")
             return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "

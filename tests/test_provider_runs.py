@@ -10,6 +10,7 @@ apart (the second task of a pair) are left out of the equality comparisons.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,11 @@ def test_a_daily_budget_of_45_over_two_workers_sends_exactly_45_requests(calibra
     assert all(cp["stop"]["code"] == "daily_quota" for cp in kept.values())
     assert sum(sum(r["requests_by_day"].values()) for r in records(out).values()) + sum(
         sum(cp["requests_by_day"].values()) for cp in kept.values()) == 45
+    # S4.16: both workers added what they spent to run.json's run entry
+    usage = json.loads((out / "run.json").read_text(encoding="utf-8"))["runs"][-1]["usage"]
+    assert usage["openai:oracle"]["requests"] == 45
+    assert usage["openai:oracle"]["label"] == "openai:oracle (calibration)"
+    assert "usage openai:oracle (calibration): 45 request(s)" in text
 
 
 def test_without_spread_route_one_route_stays_on_one_worker(calibration_dir, world_dir, tmp_path):

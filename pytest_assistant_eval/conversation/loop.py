@@ -174,6 +174,7 @@ class Conversation:
         self.before_request = before_request
         self.clock = clock
         self.requests_log: list[dict[str, Any]] = []
+        self.pending_request_sha256: str | None = None
         self.first_request_at: float | None = None
         self.last_response_at: float | None = None
         self._tool_names = {t.name for t in level.tools}
@@ -210,6 +211,7 @@ class Conversation:
                 self._stop("limit_requests")
                 break
             request = self.next_request()
+            self.pending_request_sha256 = request_body_sha256(request)
             if self.before_request is not None:
                 self.before_request(self.state, request)
             started = self.clock()
@@ -239,7 +241,7 @@ class Conversation:
                     "seconds": round(seconds, 6),
                     "usage": response.usage.to_dict(),
                     "stop_reason": response.stop_reason,
-                    "request_sha256": request_body_sha256(request),
+                    "request_sha256": self.pending_request_sha256,
                 }
             )
             self._apply(response)
