@@ -160,7 +160,9 @@ def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
     session = request.config.stash[SESSION_KEY]
 
     def run(cell: runner.CellSpec) -> runner.CellResult:
+        before = session.requests_sent
         result = session.run_cell(cell)
+        request.node.user_properties.append(("assistant_eval_requests", session.requests_sent - before))
         request.node.user_properties.append((STATUS_PROPERTY, result.status))
         request.node.user_properties.append(("assistant_eval_cell", cell.cell_id))
         if result.message:
@@ -185,6 +187,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if progress is None or report.when != "call":
         return
     props = dict(report.user_properties)
+    progress.requests_today += int(props.get("assistant_eval_requests") or 0)
     progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
                  cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
     line = progress.tick()

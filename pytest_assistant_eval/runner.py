@@ -338,6 +338,7 @@ class RunSession:
         self._providers: dict[str, Any] = {}
         self._keys: dict[str, str | None] = {}
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
+        self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
         from pytest_assistant_eval.skips import read_skips
 
         self._skips = {label: read_skips(results_dir(options, spec)) for label, spec in self.models.items()}
@@ -601,6 +602,7 @@ class RunSession:
                          conversation: Conversation, world: Any, start_state: Any) -> None:
         today = self.today()
         cp["requests_by_day"][today] = cp["requests_by_day"].get(today, 0) + 1
+        self.requests_sent += 1
         cp["state"] = state.to_dict()
         # The world changes only through calls that succeed: take a new snapshot only then.
         log_len = len(world.log)
