@@ -316,6 +316,24 @@ def _today() -> str:
     return os.environ.get("ASSISTANT_EVAL_TODAY") or datetime.now(timezone.utc).date().isoformat()
 
 
+def _clock() -> float:
+    """Wall-clock seconds for pacing and daily budgets, shifted to ASSISTANT_EVAL_TODAY if set.
+
+    Tests set the day to see a used budget continue "tomorrow"; the shift is whole days,
+    so spacing between requests is unchanged.
+    """
+    import os
+    import time
+    from datetime import date
+
+    now = time.time()
+    override = os.environ.get("ASSISTANT_EVAL_TODAY")
+    if not override:
+        return now
+    real = datetime.fromtimestamp(now, timezone.utc).date()
+    return now + (date.fromisoformat(override) - real).days * 86400.0
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -441,7 +459,7 @@ class RunSession:
             budget = self.options.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
             pacer = Pacer(Ledger(self.ledger_path()), spec.route, pace=self.options.pace,
                           start_interval=start_interval(spec.preset, spec.model),
-                          max_requests_per_day=budget, local=local)
+                          max_requests_per_day=budget, local=local, clock=_clock)
             provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
                                      key=self._keys.get(name), pacer=pacer,
                                      relax_data_collection=self.options.relax_data_collection, **_retry_extra())
