@@ -35,12 +35,15 @@ def dumps(data: Any, *, compact: bool = False) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
-def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: bool = True, sync: bool = True) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644, sync_dir: bool = True,
+                       sync: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync
+    (unless ``sync`` is false), rename over the old file, fsync of the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
@@ -52,8 +55,12 @@ def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: boo
         except FileNotFoundError:
             pass
         raise
-    if sync_dir:
-        _fsync_dir(path.parent)
+    if sync_dir and sync:
+        fsync_dir(path.parent)
+
+
+def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: bool = True, sync: bool = True) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"), mode=mode, sync_dir=sync_dir, sync=sync)
 
 
 def remove_stale_temporaries(folder: Path) -> int:
@@ -81,10 +88,11 @@ def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool
     text = dumps(data, compact=compact)
     if redacted:
         text = redact(text, secrets)
-    write_text_atomic(path, text, mode=mode, sync_dir=sync_dir and sync, sync=sync)
+    write_text_atomic(path, text, mode=mode, sync_dir=sync_dir, sync=sync)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort: some file systems refuse)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

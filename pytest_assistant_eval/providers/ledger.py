@@ -14,9 +14,10 @@ the day would overspend the budget.
 
 from __future__ import annotations
 
+from pytest_assistant_eval.records import write_bytes_atomic
+
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,36 +35,6 @@ class LedgerError(RuntimeError):
 def new_route_entry() -> dict[str, Any]:
     return {"requests_by_day": {}, "learned_interval": 0.0, "header_interval": 0.0, "last_start": None,
             "not_before": None}
-
-
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable where the platform allows it
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 class Ledger:
@@ -88,7 +59,7 @@ class Ledger:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        atomic_write_bytes(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        write_bytes_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
     @contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:

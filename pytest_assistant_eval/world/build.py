@@ -21,6 +21,7 @@ from typing import Any
 from . import fixtures, runs, schema, store
 from .clock import build_timestamp
 from .errors import WorldExists, WorldRefused
+from ..records import fsync_dir, write_bytes_atomic
 
 WORLD_DIR_NAME = "Grounding world ä"
 MARKER_NAME = ".assistant_eval_world.json"
@@ -84,28 +85,8 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=2, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    write_bytes_atomic(path, (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def _create_base(db_path: Path, sources: Path, source_dir: Path, built_at: str, digest: str) -> list[dict[str, Any]]:
@@ -208,7 +189,7 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
             "fingerprint": compute_fingerprint(digest, run_ids),
         }
         write_json_atomic(tmp / MARKER_NAME, marker)
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         if final.exists():
             trash = out_dir / f".{WORLD_DIR_NAME}.old-{uuid.uuid4().hex}"
             os.replace(final, trash)
@@ -216,7 +197,7 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
             shutil.rmtree(trash, ignore_errors=True)
         else:
             os.replace(tmp, final)
-        _fsync_dir(out_dir)
+        fsync_dir(out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
