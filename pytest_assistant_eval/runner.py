@@ -35,6 +35,7 @@ from pytest_assistant_eval.conversation.messages import ToolDefinition
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
 from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS, CellContext, make_scripted
 from pytest_assistant_eval.records import (
+    RecordError,
     CELL_FORMAT,
     HARNESS_VERSION,
     RUN_FORMAT,
@@ -316,6 +317,13 @@ def _today() -> str:
     return os.environ.get("ASSISTANT_EVAL_TODAY") or datetime.now(timezone.utc).date().isoformat()
 
 
+def _user_error(path: Path) -> bool:
+    try:
+        return bool((read_json(path).get("user") or {}).get("user_error"))
+    except RecordError:
+        return False
+
+
 def _clock() -> float:
     """Wall-clock seconds for pacing and daily budgets, shifted to ASSISTANT_EVAL_TODAY if set.
 
@@ -356,6 +364,7 @@ class RunSession:
         self._providers: dict[str, Any] = {}
         self._keys: dict[str, str | None] = {}
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
+        self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
         self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
         from pytest_assistant_eval.skips import read_skips
 
@@ -538,15 +547,18 @@ class RunSession:
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
         cp_path = self.checkpoint_path(cell)
-        if path.exists() and self.options.resume:
+        if path.exists() and self.options.resume and not _user_error(path):
             cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
             return CellResult("done", "finished in an earlier run")
+        # A run whose simulated user erred is asked again (S5.2); its record stays until replaced.
         skipped = self._skips.get(cell.model, {}).get(cell.cell_id)
         if skipped is not None:
             return CellResult("skipped", f"{cell.cell_id}: skipped by owner: {skipped['reason']}")
         route = self.models[cell.model].route
         if route in self.quota_used:
             return CellResult("left", f"{cell.cell_id}: not asked today (the daily quota is used)", code="daily_quota")
+        if route in self.routes_stopped:  # S4.7: a temporary or fatal error stops the run on its route
+            return CellResult("left", f"{cell.cell_id}: not asked: {self.routes_stopped[route]}")
         spec = self.models[cell.model]
         setting = self._settings[cell.level]
         level = self.levels.levels[cell.level]
@@ -730,6 +742,9 @@ class RunSession:
         keep = exc.kind in ("temporary", "format") and cp.get("pending") is not None
         na = keep and exc.code == "tpm_input" and _tpm_refusals(stops) >= 2
         outcome = "na" if na else "kept" if keep else "unsaved"
+        if exc.kind in ("temporary", "fatal") and exc.code != "daily_quota" and not na:
+            # S4.7: the run stops on this route (an unreadable tool call and a cell not applicable do not stop it)
+            self.routes_stopped.setdefault(spec.route, f"the run stopped after {cell.cell_id}'s {exc.code}")
         spent.record_stop(folder, cell.cell_id, exc, attempts, outcome=outcome, pace=self.options.pace,
                           stream=self.options.stream, turn=pending.get("turn"), request=pending.get("request"),
                           request_sha256=sha, input_tokens_estimate=pending.get("input_tokens_estimate"),

@@ -250,3 +250,21 @@ def test_without_spread_route_one_route_stays_on_one_worker(calibration_dir, wor
     assert result.ret == 0, console(result)
     workers = {m.group("worker") for line in result.outlines for m in [WORKER.match(line)] if m}
     assert len(workers) == 1, workers
+
+
+@pytest.mark.parametrize("items, asked_after", [
+    ([Fault("rate_limit", retry_after=500)], False),  # temporary: the run stops (S4.7)
+    ([Fault("bad_key")], False),  # fatal: the run stops
+    (UNREADABLE, True),  # one answer's format problem: the run goes on with the next cell
+], ids=["temporary", "fatal", "format"])
+def test_a_temporary_or_fatal_error_stops_the_run_an_unreadable_tool_call_does_not(items, asked_after,
+                                                                                   calibration_dir, world_dir,
+                                                                                   tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    fake.add(*items)
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          "--levels", "basic", "--repeats", "1", "-k", "G01 or G02")
+    assert result.ret == 1, console(result)
+    assert ("G02__basic__r1" in records(out)) is asked_after

@@ -49,6 +49,19 @@ def _sha(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def _case_material(cases: CaseSet, record: dict[str, Any]) -> Any:
+    """What the key says about this cell's case: a changed entry or task is changed material."""
+    import dataclasses
+
+    if record["kind"] == "task":
+        task = next((t for t in cases.tasks if t.id == record["case"]), None)
+        # Where the task stands (file, line) is not what it says.
+        return repr(dataclasses.replace(task, file="", line=0)) if task is not None else None
+    ids = [record["case"]] if record["kind"] == "question" else [q.id for q in cases.questions.scenario.turns]
+    entries = [cases.key.entries.get(i) for i in ids]
+    return [repr(dataclasses.replace(e, line=0)) if e is not None else None for e in entries]
+
+
 def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """run.json and every cell record of one results folder, each checked for its format."""
     run = read_json(folder / "run.json", RUN_FORMAT)
@@ -207,7 +220,7 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]
             n = by_ref.get((folder.name, record["cell"]))
             if n is None:
                 raise GradingError(f"{folder.name}/{record['cell']} is not in this grading folder's blind order")
-            material = _sha({"record": record, "key": cases.key.key_version, "rubric": RUBRIC_VERSION})
+            material = _sha({"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION})
             path = grading_dir / "cells" / f"{n}.json"
             if path.exists():
                 old = read_json(path, GRADED_CELL_FORMAT)
