@@ -46,12 +46,12 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
     for cell in args.unskip:
         argv += ["--unskip", cell]
     for name in ("levels", "repeats", "base_url", "pace", "skip_reason", "user_model", "user_base_url",
-                 "max_requests_per_day"):
+                 "max_requests_per_day", "ollama_context"):
         value = getattr(args, name)
         if value is not None:
             argv += [f"--{name.replace('_', '-')}", str(value)]
     for flag in ("resume", "accept_data_notice", "no_stream", "group_by_route", "spread_route",
-                 "relax_data_collection"):
+                 "relax_data_collection", "allow_cpu_offload"):
         if getattr(args, flag):
             argv.append(f"--{flag.replace('_', '-')}")
     if args.workers is not None:
@@ -88,6 +88,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user-base-url", help="the address of the --user-model's server")
     p.add_argument("--max-requests-per-day", type=int)
     p.add_argument("--relax-data-collection", action="store_true")
+    p.add_argument("--ollama-context", metavar="LEVEL=TOKENS,...", help="Ollama: a variant per context size")
+    p.add_argument("--allow-cpu-offload", action="store_true")
     p.add_argument("-n", "--workers", help="xdist workers (a number or 'auto')")
     p.add_argument("--skip", action="append", default=[], metavar="CELL")
     p.add_argument("--skip-reason")

@@ -48,6 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--user-model", default=None, metavar="PRESET:MODEL",
                     help="the model that plays the simulated user of task cells (default: the scripted user)")
     group.addoption("--user-base-url", default=None, help="the address of the --user-model's server")
+    group.addoption("--ollama-context", default=None, metavar="LEVEL=TOKENS,...",
+                    help="Ollama: one variant per context size, e.g. basic=16384,standard=32768,advanced=65536")
+    group.addoption("--allow-cpu-offload", action="store_true",
+                    help="Ollama: run a variant that does not fit in GPU memory (each cell records cpu_offload)")
     group.addoption("--skip", action="append", default=[], metavar="CELL",
                     help="record CELL as not applicable (skipped by owner) and run nothing; needs --skip-reason")
     group.addoption("--skip-reason", default="", help="why the --skip cells are skipped")
@@ -72,7 +76,22 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                              accept_data_notice=get("accept_data_notice"),
                              relax_data_collection=get("relax_data_collection"),
-                             max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config))
+                             max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config),
+                             ollama_contexts=_ollama_contexts(get("ollama_context")),
+                             allow_cpu_offload=get("allow_cpu_offload"))
+
+
+def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:
+    if not value:
+        return None
+    pairs = []
+    for item in value.split(","):
+        level, _, tokens = item.strip().partition("=")
+        if not level or not tokens.strip().isdigit() or int(tokens) <= 0:
+            raise pytest.UsageError(f"--ollama-context: {item.strip()!r} is not LEVEL=TOKENS "
+                                    "(e.g. basic=16384,standard=32768,advanced=65536)")
+        pairs.append((level.strip(), int(tokens)))
+    return tuple(pairs)
 
 
 def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
@@ -194,6 +213,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if line:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
+            reporter.ensure_newline()
             reporter.write_line(line)
 
 

@@ -45,7 +45,7 @@ class Progress:
         left = max(self.total - self.finished, 0)
         return (f"assistant-eval: {self.finished}/{self.total} cells · done {c.get('done', 0)} · kept {c.get('kept', 0)}"
                 f" · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)}"
-                f" · not asked today {c.get('left', 0)} · left {left}{self.wait_text()}")
+                f" · not asked today {c.get('left', 0)}{self.wait_text()} · left {left}")
 
     def wait_text(self) -> str:
         return f" · {self.requests_today} request(s) today" if self.requests_today else ""

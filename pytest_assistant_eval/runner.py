@@ -117,6 +117,8 @@ class RunOptions:
     relax_data_collection: bool = False
     max_requests_per_day: int | None = None
     user_model: ModelSpec | None = None  # --user-model: the simulated user of non-scripted task cells
+    ollama_contexts: tuple[tuple[str, int], ...] | None = None  # --ollama-context level=tokens,...
+    allow_cpu_offload: bool = False
 
 
 @dataclass(frozen=True)
@@ -317,6 +319,15 @@ def _today() -> str:
     return os.environ.get("ASSISTANT_EVAL_TODAY") or datetime.now(timezone.utc).date().isoformat()
 
 
+def _na_reason(path: Path) -> str | None:
+    """Why a saved record is not applicable (``context``, ``provider quota per request``), or None."""
+    try:
+        data = read_json(path)
+    except RecordError:
+        return None
+    return data.get("na_reason") if isinstance(data, dict) and data.get("status") == "na" else None
+
+
 def _user_error(path: Path) -> bool:
     try:
         return bool((read_json(path).get("user") or {}).get("user_error"))
@@ -365,6 +376,7 @@ class RunSession:
         self._keys: dict[str, str | None] = {}
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
+        self._probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
         self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
         from pytest_assistant_eval.skips import read_skips
 
@@ -384,8 +396,9 @@ class RunSession:
             "route": spec.route,
             "free_plan": spec.model.endswith(":free"),
             "data_collection": "allow" if self.options.relax_data_collection else None,
-            "ollama_contexts": None,
-            "cpu_offload": None,
+            "ollama_contexts": (dict(self.options.ollama_contexts)
+                                if spec.preset == "ollama" and self.options.ollama_contexts else None),
+            "cpu_offload": ("allowed" if spec.preset == "ollama" and self.options.allow_cpu_offload else None),
             "world": self.world_identity.fingerprint,
         }
 
@@ -446,7 +459,7 @@ class RunSession:
             except _PE as exc:
                 raise UsageError(str(exc)) from None
 
-    def provider(self, spec: ModelSpec, name: str | None = None) -> Any:
+    def provider(self, spec: ModelSpec, name: str | None = None, options: dict[str, Any] | None = None) -> Any:
         """The provider of a model (``name``: its cache and key entry, the model's label by default)."""
         name = name or spec.label
         if name in self._providers:
@@ -471,7 +484,8 @@ class RunSession:
                           max_requests_per_day=budget, local=local, clock=_clock)
             provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
                                      key=self._keys.get(name), pacer=pacer,
-                                     relax_data_collection=self.options.relax_data_collection, **_retry_extra())
+                                     relax_data_collection=self.options.relax_data_collection,
+                                     **({"options": options} if options else {}), **_retry_extra())
         self._providers[name] = provider
         return provider
 
@@ -489,6 +503,50 @@ class RunSession:
 
         return ModelUser(self.provider(user, USER_LABEL), task, model=user.model, stream=self.options.stream)
 
+    # -- Ollama variants (S4.5) ----------------------------------------------------------
+    def _ollama_context(self, spec: ModelSpec, level: str) -> int | None:
+        if spec.preset != "ollama" or not self.options.ollama_contexts:
+            return None
+        return dict(self.options.ollama_contexts).get(level)
+
+    def _ollama_setting(self, spec: ModelSpec, level: str, num_ctx: int) -> tuple[Any, str]:
+        """Load and probe the setting's variant once per process; record it in run.json."""
+        key = (spec.label, level)
+        if key not in self._probes:
+            from pytest_assistant_eval.providers.ollama import applicable, probe
+            from pytest_assistant_eval.providers.presets import resolve_base_url
+            from pytest_assistant_eval.usage import update_run_entry
+
+            try:
+                found = probe(resolve_base_url(spec.preset, spec.base_url), spec.model, num_ctx)
+            except ProviderError as exc:
+                self._probes[key] = (None, f"the Ollama variant could not be loaded: {exc}")
+                return self._probes[key]
+            ok, why = applicable(found, num_ctx, self.options.allow_cpu_offload)
+            self._probes[key] = (found, "" if ok else why)
+            entry = {**found.to_dict(), "applicable": ok, "reason": why or None, "cpu_offload": found.cpu_offload}
+            update_run_entry(results_dir(self.options, spec) / "run.json",
+                             lambda run: run.setdefault("ollama", {}).__setitem__(level, entry))
+        return self._probes[key]
+
+    def _not_applicable_context(self, cell: CellSpec, spec: ModelSpec, why: str, probe: Any) -> CellResult:
+        """A setting whose variant does not fit: every cell of it is not applicable (context)."""
+        if probe is None:  # the variant could not even be loaded: nothing is known, nothing is saved
+            self.routes_stopped.setdefault(spec.route, f"{cell.cell_id}: {why}")
+            return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell: {why}", code="model")
+        record = {
+            "format": CELL_FORMAT, "cell": cell.cell_id, "case": cell.case_id, "kind": cell.kind,
+            "class": cell.cls, "level": cell.level, "repeat": cell.repeat,
+            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label},
+            "status": "na", "na_reason": "context", "why": why, "scope": "setting",
+            "setting_key": self._keys_of_setting[cell.level],
+            "world": {"fingerprint": self.world_identity.fingerprint, "built_at": self.world_identity.built_at},
+            "ollama": {"num_ctx": self._ollama_context(spec, cell.level), **probe.to_dict()},
+            "cpu_offload": probe.cpu_offload, "finished_at": _now(),
+        }
+        write_json_atomic(self.record_path(cell), record, compact=True, redacted=True)
+        return CellResult("na", f"{cell.cell_id}: {why}")
+
     def usage(self) -> dict[str, dict[str, Any]]:
         """Requests and tokens this process spent per provider route, labelled "(calibration)" (S4.16)."""
         out: dict[str, dict[str, Any]] = {}
@@ -496,10 +554,14 @@ class RunSession:
             total = getattr(provider, "usage_total", None)
             if total is None:
                 continue
-            spec = self.options.user_model if name == USER_LABEL else self.models[name]
-            data = total.to_dict()
-            data["label"] = f"{spec.preset}:{spec.model} (calibration)"
-            out[f"{spec.preset}:{spec.model}" + (" (user)" if name == USER_LABEL else "")] = data
+            user = name == USER_LABEL
+            preset, model = (self.options.user_model.preset, self.options.user_model.model) if user else (
+                getattr(provider, "preset", None), getattr(provider, "model", None))
+            key = f"{preset}:{model}" + (" (user)" if user else "")
+            data = out.setdefault(key, {"label": f"{preset}:{model} (calibration)"})
+            for field_name, value in total.to_dict().items():
+                if field_name != "label":
+                    data[field_name] = data.get(field_name, 0) + (value or 0)  # Ollama variants add up
         return out
 
     def usage_lines(self) -> list[str]:
@@ -547,7 +609,11 @@ class RunSession:
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
         cp_path = self.checkpoint_path(cell)
-        if path.exists() and self.options.resume and not _user_error(path):
+        na = _na_reason(path) if path.exists() and self.options.resume else None
+        if na == "provider quota per request":  # S4.9: no later resume asks it (--unskip takes it back)
+            return CellResult("na", f"{cell.cell_id}: not applicable (provider quota per request) in an earlier run")
+        if path.exists() and self.options.resume and not _user_error(path) and na != "context":  # S4.12: a
+            # cell not applicable for its context is probed again and asked once its setting fits
             cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
             return CellResult("done", "finished in an earlier run")
         # A run whose simulated user erred is asked again (S5.2); its record stays until replaced.
@@ -564,7 +630,14 @@ class RunSession:
         level = self.levels.levels[cell.level]
         setting_key = self._keys_of_setting[cell.level]
         variant, turns, keys, questions, policy, task = self._setup(cell)
-        assistant = self.provider(spec)
+        variant_ctx = self._ollama_context(spec, cell.level)
+        probe = None
+        if variant_ctx is not None:
+            probe, why = self._ollama_setting(spec, cell.level, variant_ctx)
+            if why:
+                return self._not_applicable_context(cell, spec, why, probe)
+        assistant = (self.provider(spec, f"{spec.label}@{variant_ctx}", {"num_ctx": variant_ctx})
+                     if variant_ctx is not None else self.provider(spec))
         if hasattr(assistant, "begin_cell"):
             assistant.begin_cell(CellContext(cell.kind, cell.level, setting.escalation_sentence,
                                              tuple(questions), keys, task))
@@ -608,6 +681,9 @@ class RunSession:
         record["requests_by_day"] = cp["requests_by_day"]
         self._file_attempts(cp, conversation)
         record["attempts"] = cp.get("saved_attempts", [])
+        if probe is not None:  # S4.5: the variant's context and where it ran
+            record["ollama"] = {"num_ctx": variant_ctx, "context": probe.context}
+            record["cpu_offload"] = probe.cpu_offload
         if record["attempts"]:
             from pytest_assistant_eval.spent import record_saved_attempts
 
@@ -739,6 +815,9 @@ class RunSession:
         stops.append(stop)
         same = _same_request_stops(stops)
         words = _provider_words(exc, [*earlier, *attempts])
+        if sha:  # S4.9: every stop names its request and the request's corrected input-token estimate
+            words += (f"\n  request {pending.get('request')} ({sha[:12]}), about "
+                      f"{pending.get('input_tokens_estimate')} input tokens")
         keep = exc.kind in ("temporary", "format") and cp.get("pending") is not None
         na = keep and exc.code == "tpm_input" and _tpm_refusals(stops) >= 2
         outcome = "na" if na else "kept" if keep else "unsaved"
@@ -753,9 +832,8 @@ class RunSession:
             self._write_na(cell, spec, cp, conversation, exc)
             cp_path.unlink(missing_ok=True)
             return CellResult("na", f"{cell.cell_id}: not applicable (provider quota per request): the provider "
-                              f"refused request {pending.get('request')} ({(sha or '')[:12]}, about "
-                              f"{pending.get('input_tokens_estimate')} input tokens) twice in a row for its "
-                              f"per-minute input-token quota{words}", code=exc.code)
+                              f"refused the same request twice in a row for its per-minute input-token quota"
+                              f"{words}", code=exc.code)
         if keep:
             cp["stop"] = {k: stop[k] for k in ("code", "at", "status", "provider_code", "message")}
             cp["attempts"] = attempts

@@ -43,6 +43,7 @@ def clean_attempt(attempt: Any, secrets: Iterable[str | None] = ()) -> dict[str,
     """One failed attempt as spent.json keeps it: the known fields, the message redacted and clipped."""
     data = attempt.to_dict() if hasattr(attempt, "to_dict") else dict(attempt)
     out = {name: data.get(name) for name in ATTEMPT_FIELDS}
+    out.update({name: data[name] for name in ("role", "turn", "request") if name in data})
     out["message"] = redact_clip(out["message"], tuple(secrets), MESSAGE_LIMIT)
     return out
 

@@ -36,6 +36,19 @@ def add_usage(run_json: Path, usage: dict[str, dict[str, Any]]) -> None:
         write_json_atomic(run_json, data)
 
 
+def update_run_entry(run_json: Path, change: Any) -> None:
+    """Apply ``change(entry)`` to the latest run entry of ``run_json`` under the folder's lock."""
+    if not run_json.exists():
+        return
+    with FileLock(str(run_json.parent / ".run.lock")):
+        try:
+            data = read_json(run_json, RUN_FORMAT)
+        except RecordError:
+            return
+        change(data["runs"][-1])
+        write_json_atomic(run_json, data)
+
+
 def read_usage(run_json: Path) -> dict[str, dict[str, Any]]:
     """The latest run entry's usage per provider (empty when none was spent)."""
     try:

@@ -268,3 +268,119 @@ def test_a_temporary_or_fatal_error_stops_the_run_an_unreadable_tool_call_does_n
                           "--levels", "basic", "--repeats", "1", "-k", "G01 or G02")
     assert result.ret == 1, console(result)
     assert ("G02__basic__r1" in records(out)) is asked_after
+
+
+# -- Ollama variants per context size (S4.5) ----------------------------------------------------------
+
+GB = 1_000_000_000
+
+
+def ollama_run(calibration: Path, world: Path, out: Path, spec: dict[str, Any], *extra: str):
+    cls, _ = REFERENCE_FAKES["ollama"]
+    fake = cls(calibration, world, models={"oracle": spec})
+    with fake:
+        result = run_eval(world, out, "--model", "ollama:oracle", f"--base-url={fake.url}", "--levels", "basic",
+                          "--repeats", "1", "-k", "G01 or G02", "--ollama-context", "basic=16384", *extra)
+    chats = [r.json() for r in fake.requests if r.path == "/api/chat" and (r.json() or {}).get("messages")]
+    return result, chats
+
+
+def test_an_ollama_variant_that_fits_runs_with_its_context_recorded(calibration_dir, world_dir, tmp_path):
+    out = tmp_path / "results"
+    result, chats = ollama_run(calibration_dir, world_dir, out, {"size": 5 * GB, "vram": 5 * GB})
+    assert result.ret == 0, console(result)
+    found = records(out)
+    assert sorted(found) == ["G01__basic__r1", "G02__basic__r1"]
+    assert all(r["ollama"] == {"num_ctx": 16384, "context": 16384} and r["cpu_offload"] is None
+               for r in found.values())
+    assert chats and {c["options"]["num_ctx"] for c in chats} == {16384}
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["identity"]["ollama_contexts"] == {"basic": 16384}
+    probe = run["runs"][-1]["ollama"]["basic"]
+    assert probe["context"] == 16384 and probe["size_vram"] == 5 * GB and probe["applicable"] is True
+
+
+@pytest.mark.parametrize("extra", [(), ("--allow-cpu-offload",)], ids=["", "even-with-cpu-offload"])
+def test_a_smaller_context_than_asked_is_never_applicable(extra, calibration_dir, world_dir, tmp_path):
+    out = tmp_path / "results"
+    result, chats = ollama_run(calibration_dir, world_dir, out, {"max_ctx": 8192}, *extra)
+    assert result.ret == 0, console(result)
+    assert chats == []  # no cell was asked
+    found = records(out)
+    assert {r["status"] for r in found.values()} == {"na"} and len(found) == 2
+    assert all(r["na_reason"] == "context" and "runs with 8192 tokens, 16384 were asked" in r["why"]
+               for r in found.values())
+    assert "G01__basic__r1: not applicable (context): runs with 8192 tokens" in console(result)
+
+
+def test_a_variant_not_in_gpu_memory_is_not_applicable_unless_cpu_offload_is_allowed(calibration_dir, world_dir,
+                                                                                     tmp_path):
+    spec = {"size": 8 * GB, "vram": 6 * GB}
+    result, chats = ollama_run(calibration_dir, world_dir, tmp_path / "refused", spec)
+    assert result.ret == 0 and chats == []
+    assert {r["status"] for r in records(tmp_path / "refused").values()} == {"na"}
+    assert "not fully in GPU memory" in console(result)
+    result, chats = ollama_run(calibration_dir, world_dir, tmp_path / "allowed", spec, "--allow-cpu-offload")
+    assert result.ret == 0, console(result)
+    found = records(tmp_path / "allowed")
+    assert len(found) == 2 and all("status" not in r for r in found.values())
+    offload = found["G01__basic__r1"]["cpu_offload"]
+    assert offload["size"] == 8 * GB and offload["size_vram"] == 6 * GB and offload["cpu_share"] == pytest.approx(0.25)
+
+
+def test_a_cell_not_applicable_for_the_per_request_quota_is_not_asked_again(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("gemini", calibration_dir, world_dir)
+    fake.add(Fault("tpm_input", retry_after=0.05), Fault("tpm_input", retry_after=0.05))
+    out = tmp_path / "results"
+    args = ("--model", "gemini:oracle", f"--base-url={url}", "--accept-data-notice", *ONE)
+    with fake:
+        first = run_eval(world_dir, out, *args)
+        sent = len(fake.requests)
+        again = run_eval(world_dir, out, *args, "--resume")
+    assert first.ret == 0 and again.ret == 0, console(again)
+    assert len(fake.requests) == sent == 2
+    assert "G01__basic__r1: not applicable (provider quota per request) in an earlier run" in console(again)
+
+
+def test_a_cell_not_applicable_for_its_context_is_asked_once_its_setting_fits(calibration_dir, world_dir, tmp_path):
+    cls, _ = REFERENCE_FAKES["ollama"]
+    out = tmp_path / "results"
+    args = ("--model", "ollama:oracle", "--levels", "basic", "--repeats", "1", "-k", "G01",
+            "--ollama-context", "basic=16384")
+    with cls(calibration_dir, world_dir, models={"oracle": {"max_ctx": 8192}}) as fake:
+        first = run_eval(world_dir, out, *args, f"--base-url={fake.url}")
+        assert first.ret == 0 and records(out)["G01__basic__r1"]["status"] == "na", console(first)
+        fake.models["oracle"] = {"size": GB, "vram": GB}  # more memory: the variant now gets its context
+        again = run_eval(world_dir, out, *args, f"--base-url={fake.url}", "--resume")
+    assert again.ret == 0, console(again)
+    record = records(out)["G01__basic__r1"]
+    assert "status" not in record and record["ollama"] == {"num_ctx": 16384, "context": 16384}
+
+
+def test_every_stop_names_its_request_and_its_corrected_input_token_estimate(calibration_dir, world_dir, tmp_path):
+    fake, url = reference_fake("openai", calibration_dir, world_dir)
+    # the first answer is read (its usage reports 210 input tokens), the second request is refused
+    fake.add(Answer(calls=[Call("search_contacts", {"query": "Jo"}, id="call_1")], usage=(210, 7)),
+             Fault("rate_limit", retry_after=500))
+    out = tmp_path / "results"
+    with fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={url}", "--accept-data-notice",
+                          *ONE)
+    text = console(result)
+    entry = spent(out)["cells"]["G01__basic__r1"][-1]
+    checkpoint = checkpoints(out)["G01__basic__r1"]
+    pending = checkpoint["pending"]
+    assert entry["request"] == 2 and entry["request_sha256"] == pending["request_sha256"]
+    # corrected by the ratio of the first request's reported input tokens to its raw estimate
+    from pytest_assistant_eval.conversation.loop import estimate_tokens
+    from pytest_assistant_eval.conversation.messages import Message
+    from pytest_assistant_eval.runner import level_setting, load_calibration
+
+    cases, levels = load_calibration(calibration_dir)
+    setting = level_setting(levels.levels["basic"])
+    question = next(q for q in cases.questions.questions if q.id == "G01")
+    first = estimate_tokens([Message(role="system", content=setting.instructions),
+                             Message(role="user", content=question.text)], setting.tools)
+    assert pending["estimate_ratio"] == pytest.approx(210 / first)
+    assert entry["input_tokens_estimate"] == round(pending["input_tokens_raw"] * pending["estimate_ratio"])
+    assert f"request 2 ({pending['request_sha256'][:12]}), about {entry['input_tokens_estimate']} input tokens" in text
