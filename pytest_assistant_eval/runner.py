@@ -522,6 +522,17 @@ class RunSession:
             except ProviderError as exc:
                 self._probes[key] = (None, f"the Ollama variant could not be loaded: {exc}")
                 return self._probes[key]
+            if found.forwarded_to:
+                # A model the server forwards to a cloud service needs that route's notice too (S4.4).
+                from pytest_assistant_eval.providers.errors import NoticeRequired
+                from pytest_assistant_eval.providers.notices import check_notice
+
+                try:
+                    check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
+                                 world_verified=True, forwarded_to=found.forwarded_to)
+                except NoticeRequired as exc:
+                    self._probes[key] = (None, str(exc))
+                    return self._probes[key]
             ok, why = applicable(found, num_ctx, self.options.allow_cpu_offload)
             self._probes[key] = (found, "" if ok else why)
             entry = {**found.to_dict(), "applicable": ok, "reason": why or None, "cpu_offload": found.cpu_offload}

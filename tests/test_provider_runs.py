@@ -384,3 +384,14 @@ def test_every_stop_names_its_request_and_its_corrected_input_token_estimate(cal
     assert pending["estimate_ratio"] == pytest.approx(210 / first)
     assert entry["input_tokens_estimate"] == round(pending["input_tokens_raw"] * pending["estimate_ratio"])
     assert f"request 2 ({pending['request_sha256'][:12]}), about {entry['input_tokens_estimate']} input tokens" in text
+
+
+def test_an_ollama_model_forwarded_to_a_cloud_needs_that_routes_notice(calibration_dir, world_dir, tmp_path):
+    spec = {"size": GB, "vram": GB, "remote_host": "https://ollama.com:443"}
+    refused, chats = ollama_run(calibration_dir, world_dir, tmp_path / "refused", spec)
+    assert refused.ret == 1, console(refused)
+    assert "--accept-data-notice" in console(refused) and chats == []
+    assert records(tmp_path / "refused") == {}
+    accepted, chats = ollama_run(calibration_dir, world_dir, tmp_path / "accepted", spec, "--accept-data-notice")
+    assert accepted.ret == 0, console(accepted)
+    assert sorted(records(tmp_path / "accepted")) == ["G01__basic__r1", "G02__basic__r1"]
