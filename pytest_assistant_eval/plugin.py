@@ -133,6 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except runner.UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
         config.stash[PROGRESS_KEY] = Progress(total=len(session.cells))
+        config.pluginmanager.register(ProgressReporter(config, config.stash[PROGRESS_KEY]), "assistant-eval-progress")
     config.stash[SESSION_KEY] = session
 
 
@@ -200,28 +201,25 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return CUSTOM_OUTCOMES.get(status) if status else None
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    config = _CONFIG.get("config")
-    progress = config.stash.get(PROGRESS_KEY, None) if config is not None else None
-    if progress is None or report.when != "call":
-        return
-    props = dict(report.user_properties)
-    progress.requests_today += int(props.get("assistant_eval_requests") or 0)
-    progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
-                 cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
-    line = progress.tick()
-    if line:
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+class ProgressReporter:
+    """Registered on the controller only: folds each cell's report into the running tally."""
+
+    def __init__(self, config: pytest.Config, progress: Progress) -> None:
+        self.config = config
+        self.progress = progress
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        props = dict(report.user_properties)
+        self.progress.requests_today += int(props.get("assistant_eval_requests") or 0)
+        self.progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
+                          cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
+        line = self.progress.tick()
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if line and reporter is not None:
             reporter.ensure_newline()
             reporter.write_line(line)
-
-
-_CONFIG: dict[str, pytest.Config] = {}
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG["config"] = session.config
 
 
 def _count_selected(config: pytest.Config, nodeids: list[str]) -> None:

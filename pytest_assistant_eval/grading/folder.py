@@ -243,6 +243,11 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]
                 "repeat": record["repeat"],
                 "conversation_seconds": record.get("conversation_seconds"),
                 "requests": len(record.get("requests", [])),
+                # Carried for the results lines (S4.8); never part of what a judge is shown.
+                "resumes": (record.get("resume") or {}).get("count", 0),
+                "resume_points": [{k: p.get(k) for k in ("turn", "round", "request", "code")}
+                                  for p in (record.get("resume") or {}).get("points", [])],
+                "resume_codes": sorted({p.get("code") for p in (record.get("resume") or {}).get("points", [])}),
                 **result,
             }
             write_json_atomic(path, graded_cell)
