@@ -19,21 +19,16 @@ COUNTS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cach
 
 def add_usage(run_json: Path, usage: dict[str, dict[str, Any]]) -> None:
     """Add one process's usage per provider to the latest run entry of ``run_json``."""
-    if not run_json.exists():
-        return
-    with FileLock(str(run_json.parent / ".run.lock")):
-        try:
-            data = read_json(run_json, RUN_FORMAT)
-        except RecordError:
-            return  # never rewrite a run.json we cannot read
-        entry = data["runs"][-1]
+
+    def merge(entry: dict[str, Any]) -> None:
         total = entry.setdefault("usage", {})
         for name, counts in usage.items():
             mine = total.setdefault(name, {"label": counts.get("label", f"{name} (calibration)"),
                                            **{k: 0 for k in COUNTS}})
             for key in COUNTS:
                 mine[key] = (mine.get(key) or 0) + (counts.get(key) or 0)
-        write_json_atomic(run_json, data)
+
+    update_run_entry(run_json, merge)
 
 
 def update_run_entry(run_json: Path, change: Any) -> None:
@@ -44,7 +39,7 @@ def update_run_entry(run_json: Path, change: Any) -> None:
         try:
             data = read_json(run_json, RUN_FORMAT)
         except RecordError:
-            return
+            return  # never rewrite a run.json we cannot read
         change(data["runs"][-1])
         write_json_atomic(run_json, data)
 
