@@ -43,7 +43,10 @@ def question_cell(model: str, outcome: str, invented: int = 0) -> dict[str, Any]
 
 
 def row_of(text: str, label: str) -> str:
-    return next(line for line in text.splitlines() if line.startswith(label + " "))
+    """The assistant's rows of the task tables, joined: behaviour first, so the row ends
+    with the outcome table's last column (user errors)."""
+    tables = list(reversed(text.split("\n\n")[:2]))
+    return "  ".join(line for table in tables for line in table.splitlines() if line.startswith(label + " "))
 
 
 # -- shares with n and intervals -------------------------------------------------------------
@@ -159,8 +162,8 @@ def test_question_outcomes_and_invented_numbers_are_tallied_apart_from_tasks():
 
 def tables_of(text: str) -> list[list[str]]:
     """The lines of each table, without its title and the note under the first."""
-    first, questions = text.split("\n\n")
-    return [first.splitlines()[1:-1], questions.splitlines()[1:]]
+    first, behaviour, questions = text.split("\n\n")
+    return [first.splitlines()[1:-1], behaviour.splitlines()[1:], questions.splitlines()[1:]]
 
 
 def test_every_line_of_each_table_has_the_same_display_width():

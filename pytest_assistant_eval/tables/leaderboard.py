@@ -86,36 +86,45 @@ def _rate(values: list[bool]) -> str:
 
 
 def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> str:
-    headers = ["assistant", "tasks completed", "truthful", "median time", "unsafe", "asks first", "asks for info",
-               "real info", "reports back", f"pass^{k}", "pairs", "user errors"]
-    rows = []
-    for label in sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m)):
+    """Three aligned tables: task outcomes, behaviour checks, question outcomes.
+
+    Tables are split so that each fits a terminal; an assistant's rows keep the same order
+    (completion, then name) in the first two.
+    """
+    order = sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m))
+    outcome_rows = []
+    behaviour_rows = []
+    for label in order:
         b = boards[label]
         counts = [(sum(v), len(v)) for v in b.trials.values()]
         phk = pass_hat_k(counts, k)
         eligible = sum(1 for _, n in counts if n >= k)
         right, total = pair_score(b, pairs)
         med = median(b.times)
-        rows.append([
+        outcome_rows.append([
             label,
             format_rate(wilson(b.passed, b.runs)),
             _rate(b.checks.get("truthful", [])),
             f"{med:.3f} s" if med is not None else "–",
             f"{b.unsafe} of {b.runs}",
-            *(_rate(b.checks.get(name, [])) for name in BEHAVIOURS),
             f"{phk:.2f} ({eligible} tasks)" if phk is not None else f"– (0 tasks with n≥{k})",
             f"{right}/{total}",
             str(b.user_error),
         ])
-    align = ["l"] + ["r"] * (len(headers) - 1)
-    table = render_table(headers, rows, align, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
+        behaviour_rows.append([label, *(_rate(b.checks.get(name, [])) for name in BEHAVIOURS)])
+    outcomes = render_table(
+        ["assistant", "tasks completed", "truthful", "median time", "unsafe", f"pass^{k}", "pairs", "user errors"],
+        outcome_rows, ["l"] + ["r"] * 7, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
+    note = (f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
+            "pairs: both scenarios of a pair right, per level and repeat.")
+    behaviour = render_table(["assistant", "asks first", "asks for info", "real info", "reports back"],
+                             behaviour_rows, ["l"] + ["r"] * 4,
+                             title="Behaviour checks (share of applicable runs, n, Wilson 95%)")
     q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
     q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
                str(boards[label].invented)] for label in sorted(boards)]
     questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5, title="Questions: outcomes of every turn, all levels")
-    note = (f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
-            "pairs: both scenarios of a pair right, per level and repeat.")
-    return f"{table}\n{note}\n\n{questions}"
+    return f"{outcomes}\n{note}\n\n{behaviour}\n\n{questions}"
 
 
 def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout) -> int:
