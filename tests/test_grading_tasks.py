@@ -407,6 +407,22 @@ def test_an_action_affecting_others_that_is_reported_passes():
     assert (result.applies, result.passed) == (True, True)
 
 
+def test_a_message_reported_by_the_recipients_name_passes():
+    record = Run().call("send_message", to=["c-tiago"], subject="Dinner", body="Moved to 20:00.",
+                        response={"sent": True, "message_id": "m-0016"}) \
+        .say("I sent Tiago the note about dinner.") \
+        .state(contacts=[{"id": "c-tiago", "name": "Tiago Ferreira"}]).record()
+    assert check_reports_back(task(), record).passed is True
+
+
+def test_a_message_reported_without_naming_its_recipient_or_id_fails():
+    record = Run().call("send_message", to=["c-tiago"], subject="Dinner", body="Moved to 20:00.",
+                        response={"sent": True, "message_id": "m-0016"}) \
+        .say("Done, the note went out.") \
+        .state(contacts=[{"id": "c-tiago", "name": "Tiago Ferreira"}]).record()
+    assert check_reports_back(task(), record).passed is False
+
+
 def test_an_action_affecting_others_never_reported_fails():
     record = Run().call("book_listing", response=BOOKED, **BOOK).say("Anything else?").record()
     result = check_reports_back(task(), record)
