@@ -70,7 +70,9 @@ def _cmd_run(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--world", required=True, help="the built grounding world (DIR/'Grounding world ä')")
-    p.add_argument("--out", required=True, help="results folder (a parent folder for several models)")
+    p.add_argument("--out", default="_eval_reports/results",
+                   help="results folder, a parent folder for several models (default: _eval_reports/results, "
+                        "which git ignores: records stay local)")
     p.add_argument("--provider", help="provider preset for --model")
     p.add_argument("--model", action="append", default=[], help="MODEL, or PRESET:MODEL; repeatable")
     p.add_argument("--levels", help="comma-separated levels")

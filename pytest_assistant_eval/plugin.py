@@ -29,7 +29,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--provider", help="provider preset for --model (scripted, openai, openrouter, anthropic, gemini, ollama, openai-compatible)")
     group.addoption("--model", action="append", default=[], help="MODEL with --provider, or PRESET:MODEL; repeat for several models")
     group.addoption("--base-url", help="the address of an openai-compatible or ollama server")
-    group.addoption("--out", type=Path, help="results folder (a parent folder when several models run)")
+    group.addoption("--out", type=Path, default=None,
+                    help="results folder, a parent folder when several models run "
+                         "(default: _eval_reports/results in the current folder, which git ignores)")
     group.addoption("--levels", help="comma-separated levels (default: every level in levels.yaml)")
     group.addoption("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
     group.addoption("--resume", action="store_true", help="continue a results folder: finished cells are skipped")
@@ -60,8 +62,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _options(config: pytest.Config) -> runner.RunOptions:
     get = config.getoption
-    if get("world") is None or get("out") is None:
-        raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' and --out RESULTS "
+    if get("world") is None:
+        raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' "
                                 "(build a world first: assistant-eval build --out DIR)")
     try:
         models = runner.parse_models(get("provider"), list(get("model")), get("base_url"))
@@ -71,7 +73,8 @@ def _options(config: pytest.Config) -> runner.RunOptions:
     repeats = get("repeats")
     if repeats is not None and repeats < 1:
         raise pytest.UsageError("--repeats must be at least 1")
-    return runner.RunOptions(world=get("world"), out=get("out"), models=tuple(models),
+    out = get("out") or Path.cwd() / "_eval_reports" / "results"
+    return runner.RunOptions(world=get("world"), out=out, models=tuple(models),
                              calibration=get("calibration_dir") or config.rootpath, levels=levels,
                              repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                              accept_data_notice=get("accept_data_notice"),
@@ -180,9 +183,10 @@ def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
     session = request.config.stash[SESSION_KEY]
 
     def run(cell: runner.CellSpec) -> runner.CellResult:
-        before = session.requests_sent
+        before, waited = session.requests_sent, session.waited_seconds()
         result = session.run_cell(cell)
         request.node.user_properties.append(("assistant_eval_requests", session.requests_sent - before))
+        request.node.user_properties.append(("assistant_eval_waited", round(session.waited_seconds() - waited, 3)))
         request.node.user_properties.append((STATUS_PROPERTY, result.status))
         request.node.user_properties.append(("assistant_eval_cell", cell.cell_id))
         if result.message:
@@ -213,6 +217,8 @@ class ProgressReporter:
             return
         props = dict(report.user_properties)
         self.progress.requests_today += int(props.get("assistant_eval_requests") or 0)
+        self.progress.last_wait = float(props.get("assistant_eval_waited") or 0.0)
+        self.progress.waited += self.progress.last_wait
         self.progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
                           cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
         line = self.progress.tick()

@@ -17,6 +17,8 @@ class Progress:
     kept_by_code: dict[str, list[str]] = field(default_factory=dict)
     quota_notes: list[str] = field(default_factory=list)
     requests_today: int = 0
+    waited: float = 0.0  # seconds waited for pacing and rate limits, all cells
+    last_wait: float = 0.0  # seconds the last finished cell waited
     _last: float = field(default=0.0)
 
     def add(self, status: str | None, outcome: str, message: str | None = None, *,
@@ -48,7 +50,10 @@ class Progress:
                 f" · not asked today {c.get('left', 0)}{self.wait_text()} · left {left}")
 
     def wait_text(self) -> str:
-        return f" · {self.requests_today} request(s) today" if self.requests_today else ""
+        text = f" · {self.requests_today} request(s) today" if self.requests_today else ""
+        if self.waited:
+            text += f" · waited {self.waited:.0f} s for pace and rate limits (last cell {self.last_wait:.1f} s)"
+        return text
 
     def tick(self) -> str | None:
         """A progress line at most every ``every_seconds``, and always for the last cell."""

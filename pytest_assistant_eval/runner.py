@@ -584,6 +584,11 @@ class RunSession:
             lines += usage_lines(read_usage(results_dir(self.options, spec) / "run.json"))
         return lines
 
+    def waited_seconds(self) -> float:
+        """Seconds this process has waited for pacing and rate limits, over every route."""
+        return sum(float(getattr(getattr(p, "pacer", None), "waited_total", 0.0) or 0.0)
+                   for p in self._providers.values())
+
     def close(self) -> None:
         usage = self.usage()
         if usage and any(u["requests"] for u in usage.values()):
