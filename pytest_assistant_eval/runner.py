@@ -1,26 +1,24 @@
-"""Plan the cells of a run and run one cell: the plain module the plugin delegates to.
+"""Run one cell: the plain module the plugin delegates to.
 
 Nothing here imports pytest. A ``RunSession`` is made once per process (controller or
-xdist worker) from ``RunOptions``; it loads and validates the cases and levels,
-verifies the world, plans the cells in a sorted, deterministic order, writes each
-results folder's ``run.json`` (controller only) and runs cells one at a time, writing
-one record per cell.
+xdist worker) from ``RunOptions`` (see ``planning``); it loads and validates the cases
+and levels, verifies the world, checks keys and data notices, writes each results
+folder's ``run.json`` (controller only) and runs cells one at a time: a checkpoint
+before every request, one record per finished cell, a kept checkpoint or nothing when
+a provider stops it.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.load import load_cases
-from pytest_assistant_eval.cases.model import CaseSet, KeyEntry, Question, Task
+from pytest_assistant_eval.cases.model import KeyEntry, Question, Task
 from pytest_assistant_eval.conversation.checkpoint import (
     CHECKPOINT_FORMAT,
     RESTART_REASONS,
@@ -30,10 +28,9 @@ from pytest_assistant_eval.conversation.checkpoint import (
     setting_reason,
     write_checkpoint,
 )
-from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, request_body_sha256
-from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopState, request_body_sha256
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
-from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS, CellContext, make_scripted
+from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
 from pytest_assistant_eval.records import (
     RecordError,
     CELL_FORMAT,
@@ -47,161 +44,26 @@ from pytest_assistant_eval.records import (
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
 from pytest_assistant_eval.world.backend import ForbiddenCall, LogEntry, Policy
-from pytest_assistant_eval.world.build import WorldIdentity, list_variants, verify_world
-from pytest_assistant_eval.world.fixtures import load_variants
+from pytest_assistant_eval.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.world.services import open_world
 from pytest_assistant_eval.world.state import diff_states, state_digest
 from pytest_assistant_eval.world.tools import tool_specs
-
-KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible")
-CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
-
-
-class UsageError(Exception):
-    """A wrong option or input: the message says what to change; nothing was run."""
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    preset: str
-    model: str
-    base_url: str | None = None
-
-    @property
-    def route(self) -> str:
-        return self.preset if self.base_url is None else f"{self.preset}@{self.base_url}"
-
-    @property
-    def label(self) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
-
-
-def parse_models(provider: str | None, models: list[str], base_url: str | None = None) -> list[ModelSpec]:
-    """``--model PRESET:MODEL`` (repeatable) or ``--provider P --model M``."""
-    if not models:
-        raise UsageError("name a model: --provider PRESET --model MODEL, or --model PRESET:MODEL (repeatable)")
-    specs: list[ModelSpec] = []
-    for item in models:
-        if ":" in item and (provider is None or item.split(":", 1)[0] in KNOWN_PRESETS):
-            preset, model = item.split(":", 1)
-        elif provider is not None:
-            preset, model = provider, item
-        else:
-            raise UsageError(f"--model {item!r} needs a preset: --model PRESET:MODEL or --provider PRESET")
-        if preset not in KNOWN_PRESETS:
-            raise UsageError(f"unknown provider preset {preset!r}; known presets: {', '.join(KNOWN_PRESETS)}")
-        if preset == "scripted" and model not in SCRIPTED_MODELS:
-            raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
-                             f"{', '.join(SCRIPTED_MODELS)}")
-        if preset == "openai-compatible" and not base_url:
-            raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-        specs.append(ModelSpec(preset, model, base_url if preset != "scripted" else None))
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise UsageError(f"a model is named twice: {', '.join(labels)}")
-    return specs
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    world: Path
-    out: Path
-    models: tuple[ModelSpec, ...]
-    calibration: Path
-    levels: tuple[str, ...] | None = None  # None: every level in levels.yaml
-    repeats: int | None = None
-    resume: bool = False
-    stream: bool = True
-    pace: float = 0.0
-    accept_data_notice: bool = False
-    relax_data_collection: bool = False
-    max_requests_per_day: int | None = None
-    user_model: ModelSpec | None = None  # --user-model: the simulated user of non-scripted task cells
-    ollama_contexts: tuple[tuple[str, int], ...] | None = None  # --ollama-context level=tokens,...
-    allow_cpu_offload: bool = False
-
-
-@dataclass(frozen=True)
-class CellSpec:
-    model: str  # the model's label (its results folder)
-    cell_id: str  # <case>__<level>__r<n>; the record's name
-    case_id: str
-    kind: str  # question | scenario | task
-    cls: str  # lookup | interpret | diagnose | scenario | task
-    level: str
-    repeat: int
-
-    @property
-    def param_id(self) -> str:
-        return self.cell_id
-
-
-@dataclass
-class CellResult:
-    status: str  # done | kept | na | skipped | unsaved
-    message: str = ""
-    code: str | None = None  # the error code that kept the cell, if any
-
-
-def level_setting(level: levels_mod.Level) -> LevelSetting:
-    specs = {s.name: s for s in tool_specs()}
-    tools = tuple(ToolDefinition(specs[n].name, specs[n].description, specs[n].parameters) for n in level.tools)
-    return LevelSetting(
-        name=level.name,
-        instructions=level.instructions_text,
-        tools=tools,
-        max_tool_calls=level.max_tool_calls,
-        max_rounds=level.max_rounds,
-        max_output_tokens=level.max_output_tokens,
-        result_cap_chars=level.result_cap_chars,
-        context_window=level.context_window,
-        compact_at=level.compact_at,
-        keep_last_rounds=level.keep_last_rounds,
-        escalation_sentence=level.escalation_sentence,
-    )
-
-
-def tool_definitions(level: levels_mod.Level) -> list[dict[str, Any]]:
-    return [t.to_dict() for t in level_setting(level).tools]
-
-
-def load_calibration(calibration: Path, world: Path | None = None) -> tuple[CaseSet, levels_mod.Levels]:
-    names = {s.name for s in tool_specs()}
-    if world is not None:
-        variants = set(list_variants(world))
-    else:
-        variants = {"base", *load_variants(calibration / "world")}
-    cases = load_cases(calibration, names, variants)
-    levels = levels_mod.load_levels(calibration / "levels.yaml")
-    return cases, levels
-
-
-def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -> list[CellSpec]:
-    chosen = list(options.levels or levels.levels.keys())
-    unknown = [name for name in chosen if name not in levels.levels]
-    if unknown:
-        raise UsageError(f"unknown level(s) {', '.join(unknown)}; levels.yaml has {', '.join(levels.levels)}")
-    cells: list[CellSpec] = []
-    for spec in options.models:
-        auto = automatic_level(spec, levels)
-        for level in chosen:
-            q_repeats = options.repeats or 1
-            for q in cases.questions.questions:
-                for r in range(1, q_repeats + 1):
-                    cells.append(CellSpec(spec.label, f"{q.id}__{level}__r{r}", q.id, "question", q.cls, level, r))
-            if level == auto:
-                sid = cases.questions.scenario.id
-                for r in range(1, q_repeats + 1):
-                    cells.append(CellSpec(spec.label, f"{sid}__{level}__r{r}", sid, "scenario", "scenario", level, r))
-            for task in cases.tasks:
-                for r in range(1, (options.repeats or task.repeats) + 1):
-                    cells.append(CellSpec(spec.label, f"{task.id}__{level}__r{r}", task.id, "task", "task", level, r))
-    return sorted(cells, key=lambda c: (c.model, c.case_id, c.level, c.repeat))
-
-
-def automatic_level(spec: ModelSpec, levels: levels_mod.Levels) -> str:
-    return levels_mod.placement(spec.model if spec.preset != "scripted" else f"scripted:{spec.model}", None, None, levels)
-
+from pytest_assistant_eval.planning import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
+    CELL_ID,
+    KNOWN_PRESETS,
+    CellResult,
+    CellSpec,
+    ModelSpec,
+    RunOptions,
+    UsageError,
+    automatic_level,
+    level_setting,
+    load_calibration,
+    parse_models,
+    plan_cells,
+    results_dir,
+    tool_definitions,
+)
 
 def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[str]) -> list[str]:
     """``--skip`` / ``--unskip``: needs the folder's identity options only (no key, no notice)."""
@@ -221,10 +83,6 @@ def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[s
     lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
     lines += [skips.unskip(folder, cell, planned) for cell in unskip]
     return lines
-
-
-def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
-    return options.out if len(options.models) == 1 else options.out / spec.label
 
 
 def _provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
@@ -342,7 +200,6 @@ def _clock() -> float:
     so spacing between requests is unchanged.
     """
     import os
-    import time
     from datetime import date
 
     now = time.time()
@@ -444,7 +301,7 @@ class RunSession:
 
     def check_routes(self) -> None:
         """Keys and data notices, before any cell: a clear usage error instead of a failed cell."""
-        from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError as _PE
+        from pytest_assistant_eval.providers.errors import ProviderError as _PE
         from pytest_assistant_eval.providers.keys import get_key
         from pytest_assistant_eval.providers.notices import check_notice
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from pytest_assistant_eval.cases.matchers import matches

@@ -11,7 +11,7 @@ gets the same answer again.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generator, Iterable
 
 from pytest_assistant_eval.cases.matchers import example_value

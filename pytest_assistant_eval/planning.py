@@ -1,0 +1,177 @@
+"""Planning a run: which models, which cells, in which order (S4.1, S4.17).
+
+Plain values and functions shared by the plugin, the CLI and the runner: the model
+specs parsed from ``--model``, the run's options, the sorted list of cells (ids
+``<case>__<level>__r<n>``), the level settings the loop needs, and where each model's
+results folder is. Nothing here runs a cell or touches a provider.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.cases.load import load_cases
+from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.conversation.loop import LevelSetting
+from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS
+from pytest_assistant_eval.world.build import list_variants
+from pytest_assistant_eval.world.fixtures import load_variants
+from pytest_assistant_eval.world.tools import tool_specs
+
+KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible")
+CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
+
+
+class UsageError(Exception):
+    """A wrong option or input: the message says what to change; nothing was run."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    preset: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def route(self) -> str:
+        return self.preset if self.base_url is None else f"{self.preset}@{self.base_url}"
+
+    @property
+    def label(self) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
+
+
+def parse_models(provider: str | None, models: list[str], base_url: str | None = None) -> list[ModelSpec]:
+    """``--model PRESET:MODEL`` (repeatable) or ``--provider P --model M``."""
+    if not models:
+        raise UsageError("name a model: --provider PRESET --model MODEL, or --model PRESET:MODEL (repeatable)")
+    specs: list[ModelSpec] = []
+    for item in models:
+        if ":" in item and (provider is None or item.split(":", 1)[0] in KNOWN_PRESETS):
+            preset, model = item.split(":", 1)
+        elif provider is not None:
+            preset, model = provider, item
+        else:
+            raise UsageError(f"--model {item!r} needs a preset: --model PRESET:MODEL or --provider PRESET")
+        if preset not in KNOWN_PRESETS:
+            raise UsageError(f"unknown provider preset {preset!r}; known presets: {', '.join(KNOWN_PRESETS)}")
+        if preset == "scripted" and model not in SCRIPTED_MODELS:
+            raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
+                             f"{', '.join(SCRIPTED_MODELS)}")
+        if preset == "openai-compatible" and not base_url:
+            raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
+        specs.append(ModelSpec(preset, model, base_url if preset != "scripted" else None))
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise UsageError(f"a model is named twice: {', '.join(labels)}")
+    return specs
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    world: Path
+    out: Path
+    models: tuple[ModelSpec, ...]
+    calibration: Path
+    levels: tuple[str, ...] | None = None  # None: every level in levels.yaml
+    repeats: int | None = None
+    resume: bool = False
+    stream: bool = True
+    pace: float = 0.0
+    accept_data_notice: bool = False
+    relax_data_collection: bool = False
+    max_requests_per_day: int | None = None
+    user_model: ModelSpec | None = None  # --user-model: the simulated user of non-scripted task cells
+    ollama_contexts: tuple[tuple[str, int], ...] | None = None  # --ollama-context level=tokens,...
+    allow_cpu_offload: bool = False
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    model: str  # the model's label (its results folder)
+    cell_id: str  # <case>__<level>__r<n>; the record's name
+    case_id: str
+    kind: str  # question | scenario | task
+    cls: str  # lookup | interpret | diagnose | scenario | task
+    level: str
+    repeat: int
+
+    @property
+    def param_id(self) -> str:
+        return self.cell_id
+
+
+@dataclass
+class CellResult:
+    status: str  # done | kept | na | skipped | unsaved
+    message: str = ""
+    code: str | None = None  # the error code that kept the cell, if any
+
+
+def level_setting(level: levels_mod.Level) -> LevelSetting:
+    specs = {s.name: s for s in tool_specs()}
+    tools = tuple(ToolDefinition(specs[n].name, specs[n].description, specs[n].parameters) for n in level.tools)
+    return LevelSetting(
+        name=level.name,
+        instructions=level.instructions_text,
+        tools=tools,
+        max_tool_calls=level.max_tool_calls,
+        max_rounds=level.max_rounds,
+        max_output_tokens=level.max_output_tokens,
+        result_cap_chars=level.result_cap_chars,
+        context_window=level.context_window,
+        compact_at=level.compact_at,
+        keep_last_rounds=level.keep_last_rounds,
+        escalation_sentence=level.escalation_sentence,
+    )
+
+
+def tool_definitions(level: levels_mod.Level) -> list[dict[str, Any]]:
+    return [t.to_dict() for t in level_setting(level).tools]
+
+
+def load_calibration(calibration: Path, world: Path | None = None) -> tuple[CaseSet, levels_mod.Levels]:
+    names = {s.name for s in tool_specs()}
+    if world is not None:
+        variants = set(list_variants(world))
+    else:
+        variants = {"base", *load_variants(calibration / "world")}
+    cases = load_cases(calibration, names, variants)
+    levels = levels_mod.load_levels(calibration / "levels.yaml")
+    return cases, levels
+
+
+def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -> list[CellSpec]:
+    chosen = list(options.levels or levels.levels.keys())
+    unknown = [name for name in chosen if name not in levels.levels]
+    if unknown:
+        raise UsageError(f"unknown level(s) {', '.join(unknown)}; levels.yaml has {', '.join(levels.levels)}")
+    cells: list[CellSpec] = []
+    for spec in options.models:
+        auto = automatic_level(spec, levels)
+        for level in chosen:
+            q_repeats = options.repeats or 1
+            for q in cases.questions.questions:
+                for r in range(1, q_repeats + 1):
+                    cells.append(CellSpec(spec.label, f"{q.id}__{level}__r{r}", q.id, "question", q.cls, level, r))
+            if level == auto:
+                sid = cases.questions.scenario.id
+                for r in range(1, q_repeats + 1):
+                    cells.append(CellSpec(spec.label, f"{sid}__{level}__r{r}", sid, "scenario", "scenario", level, r))
+            for task in cases.tasks:
+                for r in range(1, (options.repeats or task.repeats) + 1):
+                    cells.append(CellSpec(spec.label, f"{task.id}__{level}__r{r}", task.id, "task", "task", level, r))
+    return sorted(cells, key=lambda c: (c.model, c.case_id, c.level, c.repeat))
+
+
+def automatic_level(spec: ModelSpec, levels: levels_mod.Levels) -> str:
+    return levels_mod.placement(spec.model if spec.preset != "scripted" else f"scripted:{spec.model}", None, None, levels)
+
+
+def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
+    return options.out if len(options.models) == 1 else options.out / spec.label
