@@ -45,6 +45,8 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
         argv += ["--skip", cell]
     for cell in args.unskip:
         argv += ["--unskip", cell]
+    if args.models:
+        argv.append(f"--models={Path(args.models).resolve()}")
     for name in ("levels", "repeats", "base_url", "pace", "skip_reason", "user_model", "user_base_url",
                  "max_requests_per_day", "ollama_context"):
         value = getattr(args, name)
@@ -75,6 +77,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "which git ignores: records stay local)")
     p.add_argument("--provider", help="provider preset for --model")
     p.add_argument("--model", action="append", default=[], help="MODEL, or PRESET:MODEL; repeatable")
+    p.add_argument("--models", help="a file listing models, one a line: PRESET:MODEL [base_url=URL]")
     p.add_argument("--levels", help="comma-separated levels")
     p.add_argument("--repeats", type=int)
     p.add_argument("--base-url")

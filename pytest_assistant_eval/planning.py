@@ -46,12 +46,48 @@ class ModelSpec:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
 
 
-def parse_models(provider: str | None, models: list[str], base_url: str | None = None) -> list[ModelSpec]:
-    """``--model PRESET:MODEL`` (repeatable) or ``--provider P --model M``."""
+def read_models_file(path: Path) -> list[tuple[str, str | None]]:
+    """``--models FILE``: one model a line, ``PRESET:MODEL [base_url=URL]``; ``#`` starts a comment.
+
+    Returns ``(PRESET:MODEL, base_url)`` pairs; a line that is not of that form is refused
+    with the file and the line.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--models {path}: cannot read it ({exc.strerror})") from None
+    found: list[tuple[str, str | None]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        base_url = None
+        for extra in words[1:]:
+            if not extra.startswith("base_url=") or len(extra) <= len("base_url="):
+                raise UsageError(f"{path}:{number}: expected 'PRESET:MODEL [base_url=URL]', found {raw.strip()!r}")
+            base_url = extra.split("=", 1)[1]
+        if ":" not in words[0]:
+            raise UsageError(f"{path}:{number}: {words[0]!r} needs its preset: PRESET:MODEL")
+        found.append((words[0], base_url))
+    if not found:
+        raise UsageError(f"{path}: lists no model")
+    return found
+
+
+def parse_models(provider: str | None, models: list[str], base_url: str | None = None,
+                 models_file: Path | None = None) -> list[ModelSpec]:
+    """``--model PRESET:MODEL`` (repeatable), ``--provider P --model M``, or ``--models FILE``."""
+    urls: dict[str, str | None] = {}
+    if models_file is not None:
+        for item, url in read_models_file(models_file):
+            models = [*models, item]
+            urls[item] = url
     if not models:
         raise UsageError("name a model: --provider PRESET --model MODEL, or --model PRESET:MODEL (repeatable)")
     specs: list[ModelSpec] = []
     for item in models:
+        model_url = urls.get(item) or base_url
         if ":" in item and (provider is None or item.split(":", 1)[0] in KNOWN_PRESETS):
             preset, model = item.split(":", 1)
         elif provider is not None:
@@ -63,9 +99,9 @@ def parse_models(provider: str | None, models: list[str], base_url: str | None =
         if preset == "scripted" and model not in SCRIPTED_MODELS:
             raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
                              f"{', '.join(SCRIPTED_MODELS)}")
-        if preset == "openai-compatible" and not base_url:
+        if preset == "openai-compatible" and not model_url:
             raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-        specs.append(ModelSpec(preset, model, base_url if preset != "scripted" else None))
+        specs.append(ModelSpec(preset, model, model_url if preset != "scripted" else None))
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise UsageError(f"a model is named twice: {', '.join(labels)}")

@@ -29,6 +29,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--provider", help="provider preset for --model (scripted, openai, openrouter, anthropic, gemini, ollama, openai-compatible)")
     group.addoption("--model", action="append", default=[], help="MODEL with --provider, or PRESET:MODEL; repeat for several models")
     group.addoption("--base-url", help="the address of an openai-compatible or ollama server")
+    group.addoption("--models", type=Path, default=None, metavar="FILE",
+                    help="models to run, one a line: PRESET:MODEL [base_url=URL] (with or instead of --model)")
     group.addoption("--out", type=Path, default=None,
                     help="results folder, a parent folder when several models run "
                          "(default: _eval_reports/results in the current folder, which git ignores)")
@@ -66,7 +68,7 @@ def _options(config: pytest.Config) -> runner.RunOptions:
         raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' "
                                 "(build a world first: assistant-eval build --out DIR)")
     try:
-        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"))
+        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"))
     except runner.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None

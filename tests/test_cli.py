@@ -155,3 +155,13 @@ def test_leaderboard_prints_an_aligned_table_of_every_assistant(results, tmp_pat
     for line in (header, *rows):
         assert len(line) == len(rule), (line, rule)
         assert all(line[i] == " " for i in gaps), line
+
+
+def test_run_takes_its_models_from_a_models_file(first_build, tmp_path):
+    _, out = first_build
+    models = tmp_path / "models.txt"
+    models.write_text("# two of the reference assistants\nscripted:oracle\nscripted:answers-nothing\n")
+    proc = cli("run", "--world", out / "Grounding world ä", "--out", tmp_path / "R", "--models", models,
+               "--levels", "basic", "-k", "G01", "-q", script=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in (tmp_path / "R").iterdir()) == ["answers-nothing", "oracle"]
