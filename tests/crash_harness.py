@@ -30,6 +30,7 @@ class CycleResult:
     received: int = 0
     counted: int = 0
     lost: list[str] = field(default_factory=list)  # cells missing or different from the uninterrupted run
+    differences: dict[str, list[str]] = field(default_factory=dict)  # cell -> fields that differ
     unreadable: list[str] = field(default_factory=list)  # files that did not parse after a kill
 
 
@@ -102,6 +103,8 @@ def crash_cycle(world: Path, out: Path, fake: Any, calibration: Path, reference:
     for cell, ref in reference.items():
         if cell not in found or stable(found[cell]) != stable(ref):
             result.lost.append(cell)
+            mine = stable(found.get(cell, {}))
+            result.differences[cell] = sorted(k for k in set(mine) | set(stable(ref)) if mine.get(k) != ref.get(k))
     result.received = len(fake.requests) - before
     result.counted = sum(sum(r["requests_by_day"].values()) for r in found.values())
     return result

@@ -32,7 +32,7 @@ def test_sigkill_at_random_moments_then_resume_loses_and_double_counts_nothing(w
                                  max_kills=min(12, KILLS - kills), window=(0.4, 2.6))
             kills += result.kills
             assert result.unreadable == [], f"half-written files after a kill: {result.unreadable}"
-            assert result.lost == [], f"cells lost or different after resume: {result.lost}"
+            assert result.lost == [], f"cells lost or different after resume: {result.differences}"
             # Every request the server received is counted; a killed request that never left
             # is counted once at most (it may have been sent).
             assert result.received <= result.counted <= result.received + result.kills
