@@ -51,6 +51,8 @@ def main() -> int:
                 totals["runs"] += r.runs
                 totals["kills"] += r.kills
                 totals["lost"] += len(r.lost)
+                for cell, fields in r.differences.items():
+                    print(f"  different after resume: {cell}: {', '.join(fields) or 'missing'}", flush=True)
                 totals["unreadable"] += len(r.unreadable)
                 totals["received"] += r.received
                 totals["counted"] += r.counted
