@@ -52,7 +52,12 @@ def records(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def stable(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k not in VOLATILE}
+    """A record without what legitimately differs between runs: times, resume bookkeeping and
+    the commit the cell finished on (resuming on another commit is allowed and recorded)."""
+    out = {k: v for k, v in record.items() if k not in VOLATILE}
+    if isinstance(out.get("versions"), dict):
+        out["versions"] = {k: v for k, v in out["versions"].items() if k != "git_commit"}
+    return out
 
 
 def check_readable(out: Path) -> list[str]:
