@@ -336,6 +336,12 @@ def test_asks_for_info_does_not_apply_without_user_held_facts():
     assert check_asks_for_info(task(), Run().record()).applies is False
 
 
+def test_a_run_that_never_acts_has_nothing_to_ask_first_or_to_ask_for():
+    silent = Run().say("").record()
+    assert check_asks_for_info(task(**HELD), silent).applies is False
+    assert check_asks_first(task(**HELD), silent)[0].applies is False
+
+
 # -- real info --------------------------------------------------------------------------------
 def test_ids_and_amounts_shown_by_a_tool_result_are_real():
     record = Run().call("search_listings", response=LISTING, query="Miragaia") \
