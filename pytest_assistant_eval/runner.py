@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import KeyEntry, Question, Task
+from pytest_assistant_eval.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.checkpoint import (
     CHECKPOINT_FORMAT,
     RESTART_REASONS,
@@ -43,7 +44,7 @@ from pytest_assistant_eval.records import (
     write_json_atomic,
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
-from pytest_assistant_eval.world.backend import ForbiddenCall, LogEntry, Policy
+from pytest_assistant_eval.world.backend import LogEntry, Policy
 from pytest_assistant_eval.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.world.services import open_world
 from pytest_assistant_eval.world.state import diff_states, state_digest
@@ -467,11 +468,7 @@ class RunSession:
     def _setup(self, cell: CellSpec) -> tuple[str, list[str], tuple[KeyEntry, ...], tuple[Question, ...], Policy, Task | None]:
         task = self.tasks.get(cell.case_id) if cell.kind == "task" else None
         if task is not None:
-            policy = Policy(tuple(
-                ForbiddenCall(r.id, r.tool, {k: m.value for k, m in r.args.items() if m.kind == "exact"},
-                              r.max_amount, r.currency, r.why or "not allowed for this task")
-                for r in task.restrictions))
-            return task.variant, [task.opening], (), (), policy, task
+            return task.variant, [task.opening], (), (), policy_for(task), task
         if cell.kind == "scenario":
             questions = self.scenario.turns
             keys = tuple(self.keys[q.id] for q in questions)

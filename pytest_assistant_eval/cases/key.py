@@ -15,7 +15,7 @@ from .refs import find_refs
 from .model import AnswerKey, Derivation, Fact, ForbiddenClaim, KeyEntry, ToolCallSpec
 from .yamlsource import Fields, Source
 
-__all__ = ["parse_answer_key", "parse_tool_call", "DEFAULT_LEVELS"]
+__all__ = ["parse_answer_key", "parse_tool_call", "parse_tool_calls", "DEFAULT_LEVELS"]
 
 DEFAULT_LEVELS = frozenset({"basic", "standard", "advanced"})
 
@@ -45,6 +45,19 @@ def parse_tool_call(src: Source, node: Node, what: str, tool_names: set[str], in
     if tool is None or not f.ok or bad_ref:
         return None
     return ToolCallSpec(tool=tool, args=args)
+
+
+def parse_tool_calls(src: Source, seq: Node | None, what: str, tool_names: set[str]) -> tuple[list[ToolCallSpec], bool]:
+    """A list of read calls (oracle calls, lookups); returns the calls and whether all parsed."""
+    calls: list[ToolCallSpec] = []
+    ok = True
+    for i, item in enumerate(seq.value if seq is not None else [], 1):
+        call = parse_tool_call(src, item, f"{what} #{i}", tool_names, i - 1)
+        if call is None:
+            ok = False
+        else:
+            calls.append(call)
+    return calls, ok
 
 
 def _fact(src: Source, node: Node, what: str, variants: set[str]) -> Fact | None:
@@ -124,13 +137,8 @@ def _entry(src: Source, qid: str, node: Node, variants: set[str], tool_names: se
             src.error(lnode, f"{what}: unknown level {level!r} in 'escalation_ok' (known: {', '.join(sorted(levels))})")
         else:
             esc.append(level)
-    calls: list[ToolCallSpec] = []
-    cseq = f.get("oracle_calls", "list", required=False)
-    if cseq is not None:
-        for i, item in enumerate(cseq.value, 1):
-            call = parse_tool_call(src, item, f"{what}: oracle call #{i}", tool_names, i - 1)
-            if call is not None:
-                calls.append(call)
+    calls, _ = parse_tool_calls(src, f.get("oracle_calls", "list", required=False), f"{what}: oracle call",
+                                tool_names)
     if seq is not None and not seq.value and not ddna:
         src.error(node, f"{what}: no facts (an entry without facts must say data_does_not_answer: true)")
     return KeyEntry(

@@ -20,7 +20,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node
 
 from ..world.backend import ForbiddenCall, Policy
-from .key import parse_tool_call
+from .key import parse_tool_calls
 from .matchers import example_value, matches
 from .model import (
     BEHAVIOUR_CHECKS,
@@ -30,7 +30,6 @@ from .model import (
     Restriction,
     StateAssertion,
     Task,
-    ToolCallSpec,
     UserFact,
 )
 from .yamlsource import Fields, Source
@@ -325,15 +324,9 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
         else:
             checks.append(name)
 
-    lookups: list[ToolCallSpec] = []
-    lseq = top.get("lookups", "list", required=False)
-    if lseq is not None:
-        for i, item in enumerate(lseq.value, 1):
-            call = parse_tool_call(src, item, f"{T}: lookup #{i}", tool_names, i - 1)
-            if call is not None:
-                lookups.append(call)
-            else:
-                bad = True
+    lookups, lookups_ok = parse_tool_calls(src, top.get("lookups", "list", required=False), f"{T}: lookup",
+                                           tool_names)
+    bad = bad or not lookups_ok
 
     expects_refusal = top.get("expects_refusal", "bool", required=False, default=False)
     refused = [a for a in actions if a.outcome == "refused"]
