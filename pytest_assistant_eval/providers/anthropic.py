@@ -27,6 +27,7 @@ from pytest_assistant_eval.providers.errors import ProviderError, make_error
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
+    event_json,
     iter_sse,
     join_reasoning,
     json_or_none,
@@ -177,9 +178,7 @@ class AnthropicProvider(HTTPProvider):
         stop: str | None = None
         finished = False
         for event in iter_sse(lines):
-            data = json_or_none(event.data)
-            if not isinstance(data, dict):
-                continue
+            data = event_json(event.data)
             kind = data.get("type") or event.event
             if kind == "error":
                 raise classify_anthropic(200, data, {}, self.preset)

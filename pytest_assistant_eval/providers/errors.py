@@ -36,6 +36,7 @@ CODES: dict[str, Kind] = {
     "no_connection": "temporary",
     "timeout": "temporary",
     "stream_cut": "temporary",
+    "unreadable_answer": "temporary",
     "daily_quota": "temporary",
     "tool_call_unreadable": "format",
     "key": "fatal",
@@ -47,6 +48,10 @@ CODES: dict[str, Kind] = {
     "history": "fatal",
     "internal": "fatal",
 }
+
+#: What servers say when they could not parse the tool call a model wrote (Ollama, also on its /v1
+#: endpoint): one answer's format problem, ``tool_call_unreadable``, never a busy server.
+TOOL_PARSE_MARKERS = ("error parsing tool call", "failed to parse tool call")
 
 #: What we say for each code, before the provider's own words.
 DESCRIPTIONS: dict[str, str] = {
@@ -60,6 +65,7 @@ DESCRIPTIONS: dict[str, str] = {
     "no_connection": "no connection to the service",
     "timeout": "the service did not answer in time",
     "stream_cut": "the answer stream was cut short",
+    "unreadable_answer": "the answer could not be read (it is not in the provider's format)",
     "daily_quota": "the daily quota is used",
     "tool_call_unreadable": "a tool call the service could not read",
     "key": "the key was refused",
@@ -102,6 +108,8 @@ class ProviderError(Exception):
         self.quota = quota
         self.headers = dict(headers or {})
         self.preset = preset
+        #: The service address the request went to (never holds a key); set by the provider.
+        self.address: str | None = None
         self.message = message or DESCRIPTIONS[self.code]
         super().__init__(self.message)
 
@@ -199,6 +207,13 @@ class StreamCut(TemporaryError):
     code = "stream_cut"
 
 
+class UnreadableAnswer(TemporaryError):
+    """A line of a stream or a whole answer that is not the wire format (garbage, a cut chunk,
+    an HTML page): never skipped, because skipping it would save a changed answer as the model's."""
+
+    code = "unreadable_answer"
+
+
 class DailyQuota(TemporaryError):
     code = "daily_quota"
 
@@ -271,6 +286,7 @@ _CLASSES: dict[str, type[ProviderError]] = {
     "no_connection": NoConnection,
     "timeout": Timeout,
     "stream_cut": StreamCut,
+    "unreadable_answer": UnreadableAnswer,
     "daily_quota": DailyQuota,
     "tool_call_unreadable": ToolCallUnreadable,
     "key": KeyRefused,
@@ -371,7 +387,7 @@ class RetryDecision:
         return self.kind != "no"
 
 
-_TRANSIENT = {"busy", "overloaded", "no_connection", "timeout", "stream_cut"}
+_TRANSIENT = {"busy", "overloaded", "no_connection", "timeout", "stream_cut", "unreadable_answer"}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pytest_assistant_eval.providers.errors import ProviderError, make_error
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
+    event_json,
     iter_sse,
     join_reasoning,
     json_or_none,
@@ -240,7 +241,7 @@ class GeminiProvider(HTTPProvider):
         info: dict[str, Any] = {}
         blocked: str | None = None
         for event in iter_sse(lines):
-            data = self._check(json_or_none(event.data))
+            data = self._check(event_json(event.data))
             for key in ("responseId", "modelVersion"):
                 if data.get(key) is not None:
                     info[key] = data[key]

@@ -229,15 +229,55 @@ def iter_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
         yield SSEEvent(event, "\n".join(data))
 
 
-def iter_ndjson(lines: Iterable[str]) -> Iterator[Any]:
+def unreadable(what: str, sample: str | bytes | None = None) -> ProviderError:
+    """The fault of an answer that is not the wire format; ``sample`` (its start) is the provider's words."""
+    if isinstance(sample, bytes):
+        sample = sample.decode("utf-8", "replace")
+    return make_error("unreadable_answer", message=what, provider_message=(sample or "")[:300] or None)
+
+
+def event_json(data: str) -> dict[str, Any]:
+    """One stream event's JSON object; anything else is raised, never skipped.
+
+    Skipping a line that does not parse would save a changed answer as the model's (a cut chunk
+    drops a number from the text; garbage then the end of the stream becomes an empty answer).
+    """
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise unreadable("the answer stream held an event that is not JSON", data) from None
+    if not isinstance(value, dict):
+        raise unreadable(f"the answer stream held a JSON {type(value).__name__}, not an object", data)
+    return value
+
+
+def iter_ndjson(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     for line in lines:
         line = line.strip()
         if not line:
             continue
         try:
-            yield json.loads(line)
+            value = json.loads(line)
         except ValueError:
-            raise make_error("stream_cut", message="the answer stream held a line that is not JSON") from None
+            raise unreadable("the answer stream held a line that is not JSON", line) from None
+        if not isinstance(value, dict):
+            raise unreadable(f"the answer stream held a JSON {type(value).__name__}, not an object", line)
+        yield value
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def html_title(body: bytes | None) -> str | None:
+    """``"an HTML page: <title>"`` when ``body`` is a web page (a proxy's or portal's), else None."""
+    if not body:
+        return None
+    head = body[:2048].lstrip().lower()
+    if not (head.startswith(b"<!doctype html") or head.startswith(b"<html") or b"<html" in head[:512]):
+        return None
+    m = _TITLE.search(body[:8192])
+    title = re.sub(r"\s+", " ", m.group(1).decode("utf-8", "replace")).strip() if m else ""
+    return f"an HTML page: {title}" if title else "an HTML page"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,6 +389,7 @@ class HTTPProvider:
         self.last_request_body: bytes = b""
         self.last_request_sha256: str | None = None
         self.last_response_headers: dict[str, str] = {}
+        self._received = [0]  # characters of the current stream read so far
         self.usage_total = UsageTotal(label=f"{self.preset} (calibration)")
 
     # -- hooks -----------------------------------------------------------------------------
@@ -446,10 +487,12 @@ class HTTPProvider:
 
     def _fill(self, error: ProviderError) -> None:
         error.preset = self.preset
+        error.address = self.redact(self.base_url)
         error.provider_message = redact_clip(error.provider_message, self.secrets)
         error.message = self.redact(error.message)
 
     def _send(self, wire: Wire, body: bytes) -> ChatResponse:
+        address = self.redact(self.base_url)
         try:
             with self._client.stream(
                 "POST", wire.url, content=body, headers=wire.headers, params=wire.params or None
@@ -460,28 +503,56 @@ class HTTPProvider:
                         raw = response.read()
                     except httpx.HTTPError:
                         raw = b""
-                    raise self.classify(response.status_code, raw, response.headers)
+                    error = self.classify(response.status_code, raw, response.headers)
+                    page = html_title(raw)
+                    if page:  # a proxy's or gateway's page: its title says what happened, its markup nothing
+                        error.provider_message = page
+                    raise error
                 try:
-                    if wire.stream:
-                        return self._parse_stream(response.iter_lines(), response.headers)
+                    if wire.stream and not _is_html(response.headers):
+                        return self._parse_stream(_counting(response.iter_lines(), self._received),
+                                                  response.headers)
                     raw = response.read()
                 except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ReadTimeout) as exc:
-                    raise make_error("stream_cut", message=f"the answer stream was cut short ({type(exc).__name__})") from None
+                    received = self._received[0]
+                    raise make_error("stream_cut", message=f"the answer stream from {address} was cut short "
+                                     f"after {received} characters ({type(exc).__name__})") from None
+                finally:
+                    self._received[0] = 0
+                page = html_title(raw)
+                if page:
+                    raise unreadable(f"{address} answered with {page}, not the API's answer: is the address "
+                                     "the API's (--base-url), and is no portal or proxy in the way?")
                 data = json_or_none(raw)
                 if data is None:
-                    raise make_error(
-                        "internal", status=response.status_code, message="the service's answer is not JSON",
-                        provider_message=raw[:300].decode("utf-8", "replace"),
-                    )
+                    raise unreadable(f"the answer from {address} is not JSON", raw[:300])
                 return self._parse_whole(data, response.headers)
-        except ProviderError:
+        except ProviderError as error:
+            if error.code == "stream_cut" and address not in error.message:
+                error.message = f"{error.message} (from {address})"
             raise
         except httpx.TimeoutException as exc:
-            raise make_error("timeout", message=f"the service did not answer in time ({type(exc).__name__})") from None
-        except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            raise make_error("no_connection", message=f"no connection to the service ({type(exc).__name__})") from None
+            raise make_error("timeout", message=f"{address} did not answer in time ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            why = "refused" if "refused" in str(exc).lower() else f"failed ({type(exc).__name__})"
+            raise make_error("no_connection", message=f"the connection to {address} was {why}: is the service "
+                             "running at this address?") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise make_error("no_connection", message=f"{address} closed the connection before answering "
+                             f"({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
-            raise make_error("no_connection", message=f"the request failed ({type(exc).__name__})") from None
+            raise make_error("no_connection", message=f"the request to {address} failed ({type(exc).__name__})") from None
+
+
+def _is_html(headers: httpx.Headers) -> bool:
+    return "text/html" in headers.get("content-type", "").lower()
+
+
+def _counting(lines: Iterator[str], counter: list[int]) -> Iterator[str]:
+    """The stream's lines, counting the characters read (a cut stream says how far it got)."""
+    for line in lines:
+        counter[0] += len(line) + 1
+        yield line
 
 
 def status_code_for(status: int) -> str:

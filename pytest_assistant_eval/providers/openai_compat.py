@@ -22,11 +22,12 @@ from pytest_assistant_eval.conversation.messages import (
     ToolCall,
     Usage,
 )
-from pytest_assistant_eval.providers.errors import ProviderError, make_error
+from pytest_assistant_eval.providers.errors import TOOL_PARSE_MARKERS, ProviderError, make_error
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
     dumps_arguments,
+    event_json,
     iter_sse,
     join_reasoning,
     json_or_none,
@@ -233,9 +234,7 @@ class OpenAICompatProvider(HTTPProvider):
             if event.data.strip() == "[DONE]":
                 done = True
                 break
-            chunk = json_or_none(event.data)
-            if not isinstance(chunk, dict):
-                continue
+            chunk = event_json(event.data)
             if chunk.get("error") is not None and not any(
                 (c.get("finish_reason") not in (None, "error")) for c in chunk.get("choices") or []
             ):
@@ -341,7 +340,9 @@ def classify_openai(
         quota = (quota or {}) | {"limit_source": metadata["limit_source"]}
 
     code: str
-    if "insufficient_quota" in lowered or "credit_balance" in lowered or status == 402 or "payment_required" in lowered:
+    if any(marker in lowered for marker in TOOL_PARSE_MARKERS):
+        code = "tool_call_unreadable"  # the server (e.g. Ollama's /v1) could not parse the model's tool call
+    elif "insufficient_quota" in lowered or "credit_balance" in lowered or status == 402 or "payment_required" in lowered:
         code = "credit"
     elif "free-models-per-day" in lowered or "per-day" in lowered or "openrouter_free_tier_daily" in lowered or (
         status == 429 and _daily_from_headers(limit_headers or rate_headers(headers))
