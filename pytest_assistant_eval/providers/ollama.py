@@ -22,7 +22,7 @@ from pytest_assistant_eval.conversation.messages import (
     ToolCall,
     Usage,
 )
-from pytest_assistant_eval.providers.errors import ProviderError, make_error
+from pytest_assistant_eval.providers.errors import TOOL_PARSE_MARKERS, ProviderError, make_error
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
@@ -124,8 +124,6 @@ class OllamaProvider(HTTPProvider):
         calls: list[dict[str, Any]] = []
         final: dict[str, Any] | None = None
         for chunk in iter_ndjson(lines):
-            if not isinstance(chunk, dict):
-                continue
             if "error" in chunk:
                 raise classify_ollama(200, chunk, {}, self.preset)
             message = chunk.get("message") or {}
@@ -156,7 +154,11 @@ def classify_ollama(
     if message is None and isinstance(body, (bytes, bytearray)) and body:
         message = body[:300].decode("utf-8", "replace")
     lowered = (message or "").lower()
-    if "longer than the context" in lowered or "context length" in lowered:
+    if any(marker in lowered for marker in TOOL_PARSE_MARKERS):
+        # The server could not parse the tool call the model wrote (HTTP 500): one answer's
+        # format problem, as an unreadable call is for every preset, not a busy server (S4.7).
+        code = "tool_call_unreadable"
+    elif "longer than the context" in lowered or "context length" in lowered:
         code = "context_too_long"
     elif "does not support tools" in lowered:
         code = "tools"

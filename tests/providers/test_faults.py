@@ -182,3 +182,23 @@ def test_a_key_planted_in_the_environment_never_reaches_any_record(preset_provid
                json.dumps(provider.usage_total.to_dict()), json.dumps(provider.last_response_headers)]
     records += [r.path + json.dumps(r.headers) + r.body.decode() for r in fake.requests]
     assert PLANTED_KEY not in "\n".join(records)  # ... and is nowhere in what we keep
+
+
+OLLAMA_TOOL_PARSE = "error parsing tool call: raw='{\"name\": \"search_contacts\", \"arguments\": {\"query\": \"Jo' err=unexpected end of JSON input"
+
+
+@pytest.mark.parametrize(("preset", "body"), [
+    ("ollama", {"error": OLLAMA_TOOL_PARSE}),
+    ("openai-compatible", {"error": {"message": OLLAMA_TOOL_PARSE, "type": "api_error", "param": None,
+                                     "code": None}}),  # Ollama's /v1 endpoint
+], ids=["ollama", "openai-compatible"])
+def test_a_server_that_cannot_parse_the_models_tool_call_is_an_unreadable_tool_call_not_busy(preset_provider, preset,
+                                                                                             body):
+    fake, provider = preset_provider(preset, stream=False)
+    fake.add(Raw(status=500, headers={"content-type": "application/json"}, body=json.dumps(body).encode()))
+    with pytest.raises(ProviderError) as caught:
+        ask(provider)
+    error = caught.value
+    assert (error.code, error.kind, error.status) == ("tool_call_unreadable", "format", 500)
+    assert "error parsing tool call" in error.provider_message
+    assert len(provider.attempts) == 1  # one answer's format problem: the runner keeps the cell, the route goes on
