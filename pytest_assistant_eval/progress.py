@@ -25,7 +25,7 @@ class Progress:
             cell: str | None = None, code: str | None = None) -> None:
         key = status or ("error" if outcome == "failed" else outcome)
         self.counts[key] = self.counts.get(key, 0) + 1
-        if message and status in ("kept", "unsaved", "na") and code != "daily_quota":
+        if message and status in ("done", "kept", "unsaved", "na") and code != "daily_quota":
             self.messages.append(message)
         if status in ("kept", "left") and code and cell:
             self.kept_by_code.setdefault(code, []).append(cell)

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,25 @@ def remove_stale_temporaries(folder: Path) -> int:
         except OSError:
             pass
     return removed
+
+
+def set_aside(path: Path, folder: Path) -> Path:
+    """Move an unreadable file into ``folder`` (kept, named with its time), never delete it.
+
+    A record that does not parse cannot be trusted as finished, and deleting it would lose
+    what the owner may want to inspect; the caller asks its cell again.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = folder / f"{path.stem}.{stamp}{path.suffix}"
+    n = 1
+    while target.exists():
+        n += 1
+        target = folder / f"{path.stem}.{stamp}-{n}{path.suffix}"
+    os.replace(path, target)
+    fsync_dir(folder)
+    fsync_dir(path.parent)
+    return target
 
 
 def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool = False,

@@ -41,6 +41,7 @@ from pytest_assistant_eval.records import (
     read_json,
     redact_data,
     remove_stale_temporaries,
+    set_aside,
     write_json_atomic,
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
@@ -102,7 +103,9 @@ def _provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
     return "".join(lines)
 
 
-USER_LABEL = "(user)"  # the provider cache and key entry of the --user-model
+USER_LABEL = "(user)"
+WORK_DIR = ".work"  # the cells' world copies, under --out
+BROKEN_DIR = "broken"  # records that did not parse, moved aside by --resume  # the provider cache and key entry of the --user-model
 
 
 def _retry_extra() -> dict[str, Any]:
@@ -263,6 +266,7 @@ class RunSession:
     def prepare_folders(self) -> None:
         """Write or extend each model's run.json before any cell runs (controller only)."""
         remove_stale_temporaries(self.options.out)  # a killed run's half-written temporaries
+        shutil.rmtree(self.work_dir(), ignore_errors=True)  # and the world copies of its cells
         for label, spec in self.models.items():
             folder = results_dir(self.options, spec)
             path = folder / "run.json"
@@ -476,9 +480,30 @@ class RunSession:
         q = self.questions[cell.case_id]
         return q.variant, [q.text], (self.keys[q.id],), (q,), Policy(), None
 
+    def _set_aside_unreadable(self, cell: CellSpec, path: Path) -> str | None:
+        """A record that does not parse is no finished cell: move it aside (kept) and say where."""
+        try:
+            read_json(path, CELL_FORMAT)
+            return None
+        except RecordError as exc:
+            folder = results_dir(self.options, self.models[cell.model])
+            moved = set_aside(path, folder / BROKEN_DIR)
+            why = str(exc).replace(str(path), path.name)
+            return (f"{cell.cell_id}: its record could not be read ({why}); it was moved aside to "
+                    f"{BROKEN_DIR}/{moved.name} and the cell is asked again")
+
+    def work_dir(self) -> Path:
+        """Where cells copy the world: inside --out, so the next run removes what a killed one left."""
+        return self.options.out / WORK_DIR
+
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
         cp_path = self.checkpoint_path(cell)
+        notes: list[str] = []
+        if path.exists() and self.options.resume:
+            moved = self._set_aside_unreadable(cell, path)
+            if moved:
+                notes.append(moved)
         na = _na_reason(path) if path.exists() and self.options.resume else None
         if na == "provider quota per request":  # S4.9: no later resume asks it (--unskip takes it back)
             return CellResult("na", f"{cell.cell_id}: not applicable (provider quota per request) in an earlier run")
@@ -514,8 +539,8 @@ class RunSession:
         _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         user = self._user(task, spec)
         started_at = _now()
-        notes: list[str] = []
-        workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-"))
+        self.work_dir().mkdir(parents=True, exist_ok=True)
+        workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
         try:
             world = open_world(self.options.world, variant, workdir, policy)
             try:

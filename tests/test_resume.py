@@ -192,3 +192,59 @@ def test_a_folder_of_another_identity_is_refused_but_other_levels_are_fine(world
     runner.RunSession(other_levels).prepare_folders()
     runs = json.loads((tmp_path / "r" / "run.json").read_text())["runs"]
     assert [r["matrix"]["levels"] for r in runs] == [["basic"], ["standard"]]
+
+
+# -- records that do not parse; world copies of killed runs (issue 10, items 5 and 6) ---------------------
+def test_resume_moves_a_truncated_record_aside_and_asks_its_cell_again(world_dir, tmp_path, calibration_dir):
+    out = tmp_path / "results"
+    first = session(world_dir, out, calibration_dir, resume=False, fail_at=None)
+    assert first.run_cell(cell(first)).status == "done"
+    path = first.record_path(cell(first))
+    whole = path.read_text(encoding="utf-8")
+    path.write_text(whole[: len(whole) // 2], encoding="utf-8")  # a record cut by a full disk or a bad copy
+    again = session(world_dir, out, calibration_dir, resume=True, fail_at=None)
+    result = again.run_cell(cell(again))
+    assert result.status == "done"
+    assert "was moved aside" in result.message and "broken" in result.message
+    assert json.loads(path.read_text(encoding="utf-8"))["cell"] == CELL  # asked again, whole
+    [kept] = (out / "broken").iterdir()
+    assert kept.name.startswith(f"{CELL}.") and kept.read_text(encoding="utf-8") == whole[: len(whole) // 2]
+
+
+def test_a_record_of_another_format_is_moved_aside_too(world_dir, tmp_path, calibration_dir):
+    out = tmp_path / "results"
+    first = session(world_dir, out, calibration_dir, resume=False, fail_at=None)
+    first.run_cell(cell(first))
+    path = first.record_path(cell(first))
+    path.write_text('{"format": "something-else/9"}', encoding="utf-8")
+    again = session(world_dir, out, calibration_dir, resume=True, fail_at=None)
+    assert again.run_cell(cell(again)).status == "done"
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == "assistant-eval.cell/1"
+    assert len(list((out / "broken").iterdir())) == 1
+
+
+def test_a_cells_world_copy_lives_in_the_results_folder_and_goes_with_it(world_dir, tmp_path, calibration_dir,
+                                                                         monkeypatch):
+    out = tmp_path / "results"
+    s = session(world_dir, out, calibration_dir, resume=False, fail_at=None)
+    seen: list[Path] = []
+    real = runner.open_world
+
+    def spy(world, variant, workdir, policy):
+        seen.append(Path(workdir))
+        return real(world, variant, workdir, policy)
+
+    monkeypatch.setattr(runner, "open_world", spy)
+    s.run_cell(cell(s))
+    [workdir] = seen
+    assert workdir.parent == out / ".work"
+    assert not workdir.exists()
+
+
+def test_the_next_run_removes_the_world_copies_a_killed_run_left(world_dir, tmp_path, calibration_dir):
+    out = tmp_path / "results"
+    left = out / ".work" / "assistant-eval-cell-killed"
+    left.mkdir(parents=True)
+    (left / "base.sqlite").write_bytes(b"x" * 100)
+    session(world_dir, out, calibration_dir, resume=True, fail_at=None)
+    assert not (out / ".work").exists() or not any((out / ".work").iterdir())
