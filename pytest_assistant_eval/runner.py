@@ -510,7 +510,7 @@ class RunSession:
         if path.exists() and self.options.resume and not _user_error(path) and na != "context":  # S4.12: a
             # cell not applicable for its context is probed again and asked once its setting fits
             cp_path.unlink(missing_ok=True)  # killed between writing the record and dropping the checkpoint
-            return CellResult("done", "finished in an earlier run")
+            return CellResult("done")  # finished in an earlier run: nothing to say
         # A run whose simulated user erred is asked again (S5.2); its record stays until replaced.
         skipped = self._skips.get(cell.model, {}).get(cell.cell_id)
         if skipped is not None:
