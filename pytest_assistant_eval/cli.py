@@ -12,11 +12,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from pytest_assistant_eval.paths import default_calibration_dir  # noqa: F401 - re-exported for callers of cli
 
-def default_calibration_dir() -> Path:
-    """The shipped calibration folder: beside the package in a checkout, else ./calibration."""
-    beside = Path(__file__).resolve().parent.parent / "calibration"
-    return beside if (beside / "levels.yaml").exists() else Path.cwd() / "calibration"
+
 
 
 def _cmd_build(args: argparse.Namespace) -> int:

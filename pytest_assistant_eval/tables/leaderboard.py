@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.render import format_rate, render_table
@@ -141,8 +142,7 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
 
 
 def task_pairs(calibration: Path | None) -> dict[str, str]:
-    from pytest_assistant_eval.cli import default_calibration_dir
-    from pytest_assistant_eval.runner import load_calibration
+    from pytest_assistant_eval.planning import load_calibration
 
     cases, _ = load_calibration(calibration or default_calibration_dir())
     return {t.id: t.pair for t in cases.tasks if t.pair}
