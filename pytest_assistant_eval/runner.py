@@ -31,6 +31,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
 )
 from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopState, request_body_sha256
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
+from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
 from pytest_assistant_eval.records import (
     RecordError,
@@ -354,13 +355,13 @@ class RunSession:
     def _secrets(self) -> tuple[str, ...]:
         return tuple(k for k in self._keys.values() if k)
 
-    def _user(self, task: Task | None, spec: ModelSpec) -> Any:
+    def _user(self, task: Task | None, spec: ModelSpec, names: Names) -> Any:
         """The simulated user of a task cell: a model with --user-model (not for scripted assistants)."""
         if task is None:
             return None
         user = self.options.user_model
         if user is None or spec.preset == "scripted":
-            return ScriptedUser(task)
+            return ScriptedUser(task, names)
         from pytest_assistant_eval.conversation.model_user import ModelUser
 
         return ModelUser(self.provider(user, USER_LABEL), task, model=user.model, stream=self.options.stream)
@@ -465,6 +466,10 @@ class RunSession:
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
+        try:
+            self.work_dir().rmdir()  # only when empty: another worker may still be running a cell
+        except OSError:
+            pass
 
     def checkpoint_path(self, cell: CellSpec) -> Path:
         return checkpoint_path(results_dir(self.options, self.models[cell.model]), cell.cell_id)
@@ -537,7 +542,6 @@ class RunSession:
             assistant.begin_cell(CellContext(cell.kind, cell.level, setting.escalation_sentence,
                                              tuple(questions), keys, task))
         _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
-        user = self._user(task, spec)
         started_at = _now()
         self.work_dir().mkdir(parents=True, exist_ok=True)
         workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
@@ -545,12 +549,14 @@ class RunSession:
             world = open_world(self.options.world, variant, workdir, policy)
             try:
                 start_state = world.snapshot()
+                names = Names(start_state)
+                user = self._user(task, spec, names)
                 conversation = Conversation(assistant=assistant, world=world, level=setting, model=spec.model,
                                             user=user, state=Conversation.start(setting, turns), limits=Limits(),
                                             stream=self.options.stream)
                 if task is not None:
-                    conversation.user_check = lambda reply, _t=task: (
-                        getattr(reply, "problem", None) or check_user_reply(_t, reply))
+                    conversation.user_check = lambda reply, visible, _t=task: (
+                        getattr(reply, "problem", None) or check_user_reply(_t, reply, visible, names))
                 cp = self._fresh_checkpoint(cell, spec, setting_key)
                 if self.options.resume and cp_path.exists():
                     restored, why = self._restore(cp_path, cell, spec, setting_key, conversation, world)

@@ -49,6 +49,7 @@ def question_record(cell: str, model: str, versions: dict[str, str], answer: str
         "service_log": [{"seq": 1, "turn": 0, "round": 1, "tool": "get_listing", "arguments": {},
                          "status": "ok", "response": result, "error": None}],
         "tools": [], "state": {"final": {}}, "conversation_seconds": 0.5, "requests": [{}, {}],
+        "world": {"fingerprint": "world-1"},
     }
 
 
@@ -64,7 +65,7 @@ def results_folder(root: Path, model: str, versions: dict[str, str], *, cells: l
            "runs": [{"matrix": {"cells": list(planned if planned is not None else cells)}}]}
     (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     for cell in cells:
-        write_record(folder, question_record(cell, model, versions))
+        write_record(folder, {**question_record(cell, model, versions), "world": {"fingerprint": world}})
     return folder
 
 
@@ -258,3 +259,55 @@ def test_the_blind_order_does_not_follow_the_folders(two_folders, tmp_path):
     order = order_of(two_folders, tmp_path / "g", seed=3)
     sorted_order = sorted(order)
     assert order != sorted_order  # seed 3 shuffles these six cells
+
+
+# -- every record belongs to its folder; folders and the grading folder apart (issue 10, items 3 and 4) -----
+def test_a_record_of_another_model_copied_into_a_folder_is_refused_naming_it(two_folders, tmp_path, versions):
+    oracle, guesser = two_folders
+    stray = {**question_record("G02__advanced__r1", "guesser", versions), "world": {"fingerprint": "world-1"}}
+    write_record(oracle, stray)
+    with pytest.raises(GradingError, match=r"results oracle/cells/G02__advanced__r1.json is a record of "
+                                           r"scripted:guesser, not of this folder's scripted:oracle"):
+        run_grade(two_folders, tmp_path / "grading")
+    assert written(tmp_path / "grading") == []
+
+
+def test_a_record_of_another_world_build_is_refused_naming_it(two_folders, tmp_path, versions):
+    oracle, _ = two_folders
+    write_record(oracle, {**question_record("G02__advanced__r1", "oracle", versions),
+                          "world": {"fingerprint": "world-2"}})
+    with pytest.raises(GradingError, match=r"G02__advanced__r1.json was made on another build of the world"):
+        run_grade(two_folders, tmp_path / "grading")
+
+
+def test_the_same_folder_given_twice_is_refused(two_folders, tmp_path):
+    oracle, _ = two_folders
+    with pytest.raises(GradingError, match="given twice"):
+        run_grade([oracle, oracle.parent / "." / oracle.name], tmp_path / "grading")
+    assert written(tmp_path / "grading") == []
+
+
+@pytest.mark.parametrize("where", ["inside", "equal"])
+def test_a_grading_folder_inside_or_equal_to_a_results_folder_is_refused(two_folders, where):
+    oracle, _ = two_folders
+    target = oracle / "grading" if where == "inside" else oracle
+    with pytest.raises(GradingError, match="inside the results folder"):
+        run_grade(two_folders, target)
+    assert not (oracle / "grading").exists() and not (oracle / "grading.json").exists()
+
+
+# -- gradable subsets (issue 9, item 14) -------------------------------------------------------------------
+def test_a_folder_whose_runs_planned_a_selection_grades_when_the_selection_is_finished(tmp_path, versions):
+    folders = [results_folder(tmp_path, "oracle", versions, cells=["G01__basic__r1"]),
+               results_folder(tmp_path, "guesser", versions, cells=["G01__basic__r1"])]
+    assert run_grade(folders, tmp_path / "grading")["graded"] == 2
+
+
+def test_every_run_of_a_folder_counts_a_cell_one_planned_and_none_finished_is_a_gap(tmp_path, versions):
+    folder = results_folder(tmp_path, "oracle", versions, cells=["G01__basic__r1"])
+    run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    run["runs"] = [{"matrix": {"cells": CELLS}}, {"matrix": {"cells": ["G01__basic__r1"]}, "selection": "G01"}]
+    (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    other = results_folder(tmp_path, "guesser", versions, cells=["G01__basic__r1"])
+    with pytest.raises(GradingError, match=r"2 cell\(s\) not finished: G02__basic__r1, G01__advanced__r1"):
+        run_grade([folder, other], tmp_path / "grading")

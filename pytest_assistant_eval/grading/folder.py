@@ -18,6 +18,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.errors import CaseFileErrors
 from pytest_assistant_eval.cases.model import CaseSet
@@ -69,13 +70,15 @@ def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for path in sorted((folder / "cells").glob("*.json")):
         record = read_json(path, CELL_FORMAT)
         for key in ("cell", "case", "kind", "class", "level", "repeat", "transcript", "service_log", "turns", "state",
-                    "model", "user", "versions"):
+                    "model", "user", "versions", "world"):
             if key not in record:
                 raise RecordError(f"{path}: the record has no {key!r}")
         if record["cell"] != path.stem:
             raise RecordError(f"{path}: the record is of cell {record['cell']!r}, not {path.stem!r}")
+        _check_belongs(folder, path, run["identity"], record)
         records.append(record)
-    planned = run["runs"][-1]["matrix"]["cells"]
+    # A run of some cells (-k, -m) plans only those; every cell some run of the folder planned must be finished.
+    planned = list(dict.fromkeys(c for entry in run["runs"] for c in entry["matrix"]["cells"]))
     from pytest_assistant_eval.skips import read_skips
 
     have = {r["cell"] for r in records} | set(read_skips(folder))  # a skipped cell is no gap
@@ -87,6 +90,34 @@ def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                            f"assistant-eval run --world WORLD --model {ident['preset']}:{ident['model']} "
                            f"--out {folder} --resume")
     return run, records
+
+
+def _check_belongs(folder: Path, path: Path, identity: dict[str, Any], record: dict[str, Any]) -> None:
+    """A record copied in from another model's folder or another world build would be counted twice."""
+    name = f"{folder.name}/cells/{path.name}"
+    model = record.get("model") or {}
+    if (model.get("preset"), model.get("model")) != (identity.get("preset"), identity.get("model")):
+        raise GradingError(f"{name} is a record of {model.get('preset')}:{model.get('model')}, not of this "
+                           f"folder's {identity.get('preset')}:{identity.get('model')}; move it to its own folder")
+    world = record.get("world") or {}
+    if world.get("fingerprint") != identity.get("world"):
+        raise GradingError(f"{name} was made on another build of the world than its folder "
+                           f"({world.get('fingerprint')} is not {identity.get('world')}); move it out")
+
+
+def check_folders(results: list[Path], grading_dir: Path) -> None:
+    """The same folder twice would grade its cells twice; a grading folder inside a results folder
+    writes graded cells among the records, after which that folder cannot be graded again."""
+    seen: dict[Path, Path] = {}
+    target = grading_dir.resolve()
+    for folder in results:
+        real = folder.resolve()
+        if real in seen:
+            raise GradingError(f"the results folder {folder} is given twice (also as {seen[real]})")
+        seen[real] = folder
+        if target == real or real in target.parents:
+            raise GradingError(f"--dir {grading_dir} is inside the results folder {folder}: choose a grading "
+                               "folder outside every results folder (e.g. _eval_reports/grading)")
 
 
 def grade_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels) -> dict[str, Any]:
@@ -165,9 +196,9 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     if len(results) == 1 and not single_model:
         raise GradingError("one results folder alone is graded only with --single-model "
                            "(blind grading mixes the cells of several models)")
-    from pytest_assistant_eval.cli import default_calibration_dir
-    from pytest_assistant_eval.runner import load_calibration
+    from pytest_assistant_eval.planning import load_calibration
 
+    check_folders(results, grading_dir)
     cases, levels = load_calibration(calibration or default_calibration_dir())
     loaded = []
     for folder in results:
