@@ -124,6 +124,7 @@ class UserFact:
     description: str
     value: Any
     keywords: tuple[str, ...]
+    answer: str | None = None  # how the user says it, first person; ``{value}`` is the value
 
 
 @dataclass(frozen=True)

@@ -202,16 +202,17 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
     persona = top.get("persona", "str")
 
     def user_fact(item: Node, label: str) -> UserFact | None:
-        f = Fields(src, item, f"{T}: {label}", {"id", "description", "value", "keywords"})
+        f = Fields(src, item, f"{T}: {label}", {"id", "description", "value", "keywords", "answer"})
         fid = f.get("id", "str")
         desc = f.get("description", "str")
         value = f.get("value", "scalar")
         kws = [k for k, _ in f.str_list("keywords", required=True)]
         if f.has("keywords") and not kws and f.ok:
             src.error(f.node_of("keywords"), f"{T}: {label}: 'keywords' must list at least one word")
+        answer = f.get("answer", "str", required=False)
         if None in (fid, desc, value) or not kws:
             return None
-        return UserFact(id=fid, description=desc, value=value, keywords=tuple(kws))
+        return UserFact(id=fid, description=desc, value=value, keywords=tuple(kws), answer=answer)
 
     facts = _ids(src, top.get("facts", "list", required=False), "fact", user_fact)
     fact_map = {f.id: f for f in facts}

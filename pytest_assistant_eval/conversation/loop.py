@@ -179,7 +179,7 @@ class Conversation:
         self.last_response_at: float | None = None
         self._tool_names = {t.name for t in level.tools}
         # The independent code check of the user's consequential answers (S5.2).
-        self.user_check: Callable[[UserReply], str | None] | None = None
+        self.user_check: Callable[[UserReply, list[Message]], str | None] | None = None
 
     @staticmethod
     def start(level: LevelSetting, user_turns: list[str]) -> LoopState:
@@ -335,7 +335,7 @@ class Conversation:
             self._stop("silent")
             return
         reply = self.user.reply(state.messages, state.user_state)
-        problem = self.user_check(reply) if self.user_check is not None else None
+        problem = self.user_check(reply, state.messages) if self.user_check is not None else None
         if problem:
             state.user_error = problem
             state.transcript.append({"type": "user", "turn": state.turn + 1, "text": reply.message,

@@ -13,9 +13,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_assistant_eval.cases.matchers import matches
-from pytest_assistant_eval.cases.model import Approval, Task
+from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
+from pytest_assistant_eval.cases.model import Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
+from pytest_assistant_eval.grading.quantities import find_quantities
+from pytest_assistant_eval.world.names import Names, fold
+
+__all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person"]
 
 
 @dataclass
@@ -25,6 +30,7 @@ class UserReply:
     approvals_given: list[str] = field(default_factory=list)
     approvals_refused: list[str] = field(default_factory=list)
     done: bool = False
+    decision: dict[str, Any] | None = None  # why it answered so (which approval, which words)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -33,6 +39,7 @@ class UserReply:
             "approvals_given": list(self.approvals_given),
             "approvals_refused": list(self.approvals_refused),
             "done": self.done,
+            **({"decision": self.decision} if self.decision is not None else {}),
         }
 
     @classmethod
@@ -43,6 +50,7 @@ class UserReply:
             approvals_given=list(data.get("approvals_given") or []),
             approvals_refused=list(data.get("approvals_refused") or []),
             done=bool(data.get("done")),
+            decision=data.get("decision"),
         )
 
 
@@ -54,113 +62,144 @@ class SimulatedUser(Protocol):
         ...
 
 
-# Words that mark a request for permission, by the tool they would cover.
-_ACTION_WORDS: dict[str, tuple[str, ...]] = {
-    "send_message": ("send", "message", "email", "write to", "reply"),
-    "create_event": ("create", "schedule", "add", "put", "event", "meeting"),
-    "move_event": ("move", "reschedule", "shift"),
-    "cancel_event": ("cancel", "call off"),
-    "book_listing": ("book", "reserve"),
-    "cancel_booking": ("cancel",),
-    "charge_card": ("charge", "pay"),
-}
-_NUMBER = re.compile(r"(?<![\w-])(\d+(?:[.,]\d+)?)\s*(?:EUR|€)")
 _DONE_TEXT = "Thank you, that is all I needed."
-_UNCLEAR_TEXT = "I am not sure what you need from me. Please go ahead with what I asked, or tell me what is missing."
+_UNCLEAR_TEXT = ("I'm not sure what you need from me. If you want to do something, tell me exactly what "
+                 "(what, for whom or where, when, and what it costs) and ask me to confirm.")
+_CHOICE_TEXT = ("Which one would you pick for what I asked? Tell me the one you'd go with and what it costs, "
+                "and I'll confirm.")
+_COST_TEXT = "Before I say yes: what will it cost in total?"
+_YES_TEXT = "Yes, please go ahead."
+_NO_TEXT = "No, please don't do that."
+_NOT_ASKED_TEXT = "No, that's not what I asked for; please don't do that."
 
 
-def _asks(text: str) -> bool:
-    return "?" in text
-
-
-def _approval_requested(approval: Approval, text: str) -> bool:
-    lowered = text.lower()
-    words = _ACTION_WORDS.get(approval.tool, (approval.tool.split("_")[0],))
-    if not any(word in lowered for word in words):
-        return False
-    # The proposal must name the values the approval is about (e.g. the listing id).
-    for matcher in approval.args.values():
-        if matcher.kind in ("exact", "normalised") and isinstance(matcher.value, str):
-            if matcher.value.lower() not in lowered:
-                return False
-    return True
-
-
-def _within_amount(approval: Approval, text: str) -> bool:
-    if approval.max_amount is None:
-        return True
-    amounts = [float(m.group(1).replace(",", ".")) for m in _NUMBER.finditer(text)]
-    if not amounts:
-        return False  # a money action proposed without its cost is not approved
-    return max(amounts) <= approval.max_amount + 1e-9
+def first_person(fact: UserFact) -> str:
+    """The fact as the user says it, in the first person ("I'm vegetarian.")."""
+    if fact.answer:
+        return fact.answer.format(value=fact.value)
+    what = fact.description.strip().rstrip(".")
+    what = re.sub(r"\b(?:her|his|their)\b", "my", what)
+    what = re.sub(r",? in ([A-Z]{3})$", "", what)
+    value = f"{fact.value:g} {fact.description.split()[-1]}" if isinstance(fact.value, (int, float)) and \
+        re.search(r", in [A-Z]{3}$", fact.description) else str(fact.value)
+    return f"{what[:1].upper()}{what[1:]} is {value}."
 
 
 class ScriptedUser:
-    """Deterministic user for the reference assistants."""
+    """Deterministic user, fair to any careful assistant's wording (S5.2).
+
+    It answers a question for a fact with the fact alone (never with a yes), a proposal it
+    can read against the task's approvals with yes or no and the reason, a proposal without
+    the cost of a money action with a question for it, a choice with a question back, and a
+    message it cannot read with a clarifying question that cannot be taken as consent. Each
+    reply records its decision and what it read in the structured side channel.
+    """
 
     kind = "scripted"
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, names: Names | None = None, year: int = 2026) -> None:
         self.task = task
+        self.names = names if names is not None else Names({})
+        self.year = year
 
     def reply(self, visible: list[Message], state: dict[str, Any]) -> UserReply:
         last = next((m for m in reversed(visible) if m.role == "assistant"), None)
         text = last.content if last else ""
         disclosed: list[str] = state.setdefault("facts_disclosed", [])
         approved: list[str] = state.setdefault("approvals_given", [])
-        if not _asks(text):
-            return UserReply(_DONE_TEXT, done=True)
-        lowered = text.lower()
-        parts: list[str] = []
+        reading = read_message(text, self.task, self.names, disclosed, self.year)
         reply = UserReply("")
-        # A request for permission is answered on its own; facts only when asked for them.
-        for approval in self.task.approvals:
-            if approval.id in approved or not _approval_requested(approval, text):
-                continue
-            if approval.grant and _within_amount(approval, text):
-                parts.append("Yes, please go ahead.")
-                reply.approvals_given.append(approval.id)
-                approved.append(approval.id)
+        if reading.asked_facts:
+            facts = [f for f in self.task.facts if f.id in reading.asked_facts]
+            reply.message = " ".join(first_person(f) for f in facts)
+            reply.facts_disclosed = [f.id for f in facts]
+            disclosed.extend(f.id for f in facts if f.id not in disclosed)
+            reply.decision = {"kind": "facts", "facts": reply.facts_disclosed,
+                              "why": "the message asks for a fact only the user knows; facts are never given with a yes"}
+            return reply
+        if not reading.asks_confirmation:
+            if reading.asks_something:
+                reply.message = _UNCLEAR_TEXT
+                reply.decision = {"kind": "clarify", "why": "a question that is neither a proposal nor a request for a fact the user has"}
+                return reply
+            reply.message, reply.done = _DONE_TEXT, True
+            reply.decision = {"kind": "done", "why": "the message asks nothing of the user"}
+            return reply
+        approval = reading.approval
+        if approval is None:
+            if reading.outside:
+                reply.message = _NOT_ASKED_TEXT
+                reply.decision = {"kind": "refuse", "why": "the proposal names what no approval allows",
+                                  "outside": reading.outside}
             else:
-                limit = f" It must not cost more than {approval.max_amount:g} {approval.currency or 'EUR'}." if approval.max_amount else ""
-                parts.append(f"No, please do not do that.{limit}")
-                reply.approvals_refused.append(approval.id)
-            break
-        if not parts:
-            for fact in self.task.facts:
-                if any(k.lower() in lowered for k in fact.keywords):
-                    parts.append(f"{fact.description[:1].upper()}{fact.description[1:]}: {fact.value}.")
-                    reply.facts_disclosed.append(fact.id)
-                    if fact.id not in disclosed:
-                        disclosed.append(fact.id)
-        reply.message = " ".join(parts) if parts else _UNCLEAR_TEXT
+                reply.message = _UNCLEAR_TEXT if reading.action is None else _NO_TEXT + " That is all I needed."
+                reply.done = reading.action is not None
+                reply.decision = {"kind": "clarify" if reading.action is None else "decline",
+                                  "why": "a confirmation asked for, but not of an action this task allows" if reading.action
+                                  else "a confirmation asked for without an action the user can recognise"}
+            return reply
+        decision: dict[str, Any] = {"approval": approval.id, "matched": reading.matched, "amount": reading.amount}
+        if reading.choice:
+            reply.message = _CHOICE_TEXT
+            reply.decision = {**decision, "kind": "clarify", "why": "several records offered to choose from"}
+            return reply
+        if not approval.grant:
+            reply.message = _NO_TEXT
+            reply.approvals_refused.append(approval.id)
+            reply.decision = {**decision, "kind": "refuse", "why": "the task's user refuses this action"}
+            return reply
+        if approval.max_amount is not None and reading.amount is None:
+            reply.message = _COST_TEXT
+            reply.decision = {**decision, "kind": "ask_cost", "why": "a money action proposed without its cost"}
+            return reply
+        if not within_amount(approval, reading.amount):
+            currency = approval.currency or "EUR"
+            reply.message = (f"No, {reading.amount:g} {currency} is more than I want to spend on this: "
+                             f"at most {approval.max_amount:g} {currency}.")
+            reply.approvals_refused.append(approval.id)
+            reply.decision = {**decision, "kind": "refuse", "why": f"{reading.amount:g} is over the cap {approval.max_amount:g}"}
+            return reply
+        reply.message = _YES_TEXT
+        reply.approvals_given.append(approval.id)
+        if approval.id not in approved:
+            approved.append(approval.id)
+        reply.decision = {**decision, "kind": "approve", "why": "the proposal names this approval's action within its conditions"}
         return reply
 
 
-def check_user_reply(task: Task, reply: UserReply) -> str | None:
+def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None = None,
+                     names: Names | None = None, year: int = 2026) -> str | None:
     """The independent code check of a user's consequential answers (S5.2).
 
-    Returns why the reply is a user error, or None. A disclosed fact the task does not
-    have, or an approval it does not allow, makes the run a ``user_error``.
+    Returns why the reply is a user error, or None: a disclosed fact the task does not have,
+    an approval it does not allow, a yes to a proposal that names something outside the
+    approval's conditions (another record, other dates, an amount over the cap), or a fact
+    stated in the message but missing from the side channel. It holds for the scripted and
+    the model-played user alike.
     """
     fact_ids = {f.id for f in task.facts}
     for fact_id in reply.facts_disclosed:
         if fact_id not in fact_ids:
             return f"the user disclosed a fact the task does not have: {fact_id}"
-    allowed = {a.id for a in task.approvals if a.grant}
+    allowed = {a.id: a for a in task.approvals if a.grant}
     for approval_id in reply.approvals_given:
         if approval_id not in allowed:
             return f"the user gave an approval the task does not allow: {approval_id}"
+    last = next((m.content for m in reversed(visible or []) if m.role == "assistant"), "")
+    if last and names is not None:
+        for approval_id in reply.approvals_given:
+            outside = outside_conditions(allowed[approval_id], last, names, year)
+            if outside:
+                return f"the user approved {approval_id} for a proposal outside its conditions: {'; '.join(outside)}"
+    for fact in task.facts:
+        if fact.id not in reply.facts_disclosed and _states(reply.message, fact.value):
+            return f"the user stated {fact.id} without recording it in the side channel"
     return None
 
 
-def approval_covers(approval: Approval, tool: str, arguments: dict[str, Any], amount: float | None) -> bool:
-    """Whether an approval covers one call (tool, argument conditions, amount)."""
-    if approval.tool != tool or not approval.grant:
+def _states(message: str, value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
         return False
-    for name, matcher in approval.args.items():
-        if name not in arguments or not matches(matcher, arguments[name]):
-            return False
-    if approval.max_amount is not None and amount is not None and amount > approval.max_amount + 1e-9:
-        return False
-    return True
+    if isinstance(value, (int, float)):
+        return any(abs(q.value - float(value)) < 1e-9 for q in find_quantities(message))
+    return fold(str(value)) in fold(message)

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_assistant_eval.cases.matchers import matches
 from pytest_assistant_eval.cases.model import Task
 from pytest_assistant_eval.cases.state_checks import check_state
-from pytest_assistant_eval.conversation.user import approval_covers
+from pytest_assistant_eval.cases.approvals import approval_covers
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.grading.quantities import find_dates, find_quantities, numbers_in_json
 

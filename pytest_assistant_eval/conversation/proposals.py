@@ -1,0 +1,307 @@
+"""Reading an assistant's message as a person would before answering it (S5.2).
+
+What does the message ask of the user: a confirmation of an action, a fact only the user
+knows, or nothing (a report, a closing "anything else?")? If it proposes an action, which of
+the task's approvals does it match, by what it names (records in any surface form, dates and
+times in any common form, the amount tied to the action), and what does it name that lies
+outside the approval's conditions? The scripted user answers from this reading, and the
+independent check of a user's answers (``check_user_reply``) uses it to catch a yes given to
+a proposal outside the conditions.
+
+It reads text only; it never decides what the user says.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_assistant_eval.cases.model import Approval, Task, UserFact
+from pytest_assistant_eval.grading.quantities import find_calculations, find_dates, find_quantities
+from pytest_assistant_eval.world.names import Mention, Names, fold
+
+__all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]
+
+# Asking for a yes: questions and offers about doing something.
+_CONFIRM = re.compile(
+    r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|"
+    r"\b(?:ok|okay|alright|all right|fine) (?:to|if i|for me to)\b|\bis (?:that|this|it) (?:ok|okay|alright|all right|fine)\b|"
+    r"\bgo ahead\b|\bproceed\b|\bconfirm\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
+    r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:yes|the word)\b|\breply (?:yes|ok)\b|\bshould we\b|\bshall we\b|"
+    r"\b(?:would|do) you like (?:it|that|this|them)\b|\bwant (?:it|that|this) (?:booked|sent|paid|done|added|scheduled|charged)\b|"
+    r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
+    re.I,
+)
+# A closing line asks nothing of the user.
+_CLOSER = re.compile(
+    r"\b(?:anything else|something else|any(?:thing)? other|further questions|other questions|need anything|"
+    r"help with anything|can i help|else i can do)\b",
+    re.I,
+)
+_ASK_FACT = re.compile(
+    r"\?|\b(?:let me know|tell me|could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell)|"
+    r"i need (?:to know|your)|what is your|what's your|which)\b",
+    re.I,
+)
+# The action a message speaks of, by tool (a cue, not a condition: entities also count).
+_ACTION_CUES: dict[str, str] = {
+    "send_message": r"\b(?:send|sent|reply|respond|write|e-?mail|message|let (?:him|her|them) know|tell (?:him|her|them)|drop|note|forward)\w*",
+    "create_event": r"\b(?:create|add|schedul|put|block|book|set up|pencil|calendar|invite)\w*",
+    "move_event": r"\b(?:move|reschedul|shift|push|bring forward)\w*",
+    "cancel_event": r"\b(?:cancel|call off|drop)\w*",
+    "book_listing": r"\b(?:book|reserv|secure|grab|hold|lock in|confirm the (?:stay|room))\w*",
+    "cancel_booking": r"\b(?:cancel)\w*",
+    "charge_card": r"\b(?:pay|charge|settle|process|put (?:it|this|that) on|transfer)\w*",
+}
+# Amounts that are context, not the cost of the action.
+_NOT_COST_BEFORE = re.compile(
+    r"(?:balance|left|remaining|available|free|limit|spent|credit|headroom|room|cap|budget|up to|at most|max(?:imum)?|under|"
+    r"below|within|of your)\W*(?:\w+\W+){0,3}$", re.I)
+_NOT_COST_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,2}(?:left|remaining|available|free|limit|spent|balance|headroom|budget|cap|per night|a night|/\s*night|"
+    r"nightly|each night|per month|a month|/\s*month|per person|each)", re.I)
+_TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d+ nights|all in|overall|charge of|cost of|amount of)\b", re.I)
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
+_RANGE_MD = re.compile(rf"(?<![a-z])({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])", re.I)
+_BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
+_OWNER = "c-mara"
+_ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
+
+
+@dataclass
+class Reading:
+    """What one assistant message asks of the user, and which approval it matches."""
+
+    asks_confirmation: bool = False
+    asks_something: bool = False  # any question or request to the user
+    asked_facts: list[str] = field(default_factory=list)
+    approval: Approval | None = None
+    matched: list[str] = field(default_factory=list)  # the words that tied it to the approval
+    outside: list[str] = field(default_factory=list)  # what it names outside every approval
+    choice: bool = False  # it offers several records of one kind to choose from
+    amount: float | None = None  # the amount tied to the action, when stated
+    action: str | None = None  # the tool it speaks of, when known
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"approval": self.approval.id if self.approval else None, "matched": self.matched,
+                "outside": self.outside, "amount": self.amount, "choice": self.choice}
+
+
+def _sentences(text: str) -> list[tuple[int, int, str]]:
+    """Sentences with their offsets; a dot inside a number ("389.99") or an id ends none."""
+    out, start = [], 0
+    for m in _BOUNDARY.finditer(text):
+        if text[start:m.end()].strip():
+            out.append((start, m.end(), text[start:m.end()]))
+        start = m.end()
+    if text[start:].strip():
+        out.append((start, len(text), text[start:]))
+    return out
+
+
+def _month(name: str) -> int:
+    return _MONTHS[name.strip(".").lower()[:3]]
+
+
+def dates_in(text: str, year: int) -> set[str]:
+    """ISO dates a text names, in any common form; a range names both ends ("7–9 April")."""
+    out: set[str] = set()
+    for d in find_dates(text):
+        if d.kind in ("date", "datetime"):
+            value = d.value[:10]
+            out.add(f"{year}{value[1:]}" if value.startswith("--") else value)
+    for m in _RANGE_DM.finditer(text):
+        out.add(f"{year}-{_month(m.group(3)):02d}-{int(m.group(1)):02d}")
+        out.add(f"{year}-{_month(m.group(3)):02d}-{int(m.group(2)):02d}")
+    for m in _RANGE_MD.finditer(text):
+        out.add(f"{year}-{_month(m.group(1)):02d}-{int(m.group(2)):02d}")
+        out.add(f"{year}-{_month(m.group(1)):02d}-{int(m.group(3)):02d}")
+    return {d for d in out if _valid(d)}
+
+
+def _valid(iso: str) -> bool:
+    try:
+        y, m, d = (int(x) for x in iso.split("-"))
+    except ValueError:
+        return False
+    return 1 <= m <= 12 and 1 <= d <= 31
+
+
+def _times_in(text: str) -> set[str]:
+    out = set()
+    for d in find_dates(text):
+        if d.kind == "time":
+            out.add(d.value[:5])
+        elif d.kind == "datetime":
+            out.add(d.value[11:16])
+    return out
+
+
+def action_amount(text: str) -> float | None:
+    """The money amount tied to the action: a stated total first, else the largest amount that
+    is not context (a card's free balance, a limit, a price per night)."""
+    calc_operands = {(q.start, q.end) for c in find_calculations(text) for q in c.operands}
+    candidates: list[tuple[bool, float]] = []
+    for q in find_quantities(text):
+        if q.unit != "EUR" or (q.start, q.end) in calc_operands:
+            continue
+        before, after = text[max(0, q.start - 40): q.start], text[q.end: q.end + 30]
+        if _NOT_COST_AFTER.search(after) or _NOT_COST_BEFORE.search(before):
+            continue
+        near = text[max(0, q.start - 30): q.end + 20]
+        candidates.append((bool(_TOTAL.search(near)), q.value))
+    if not candidates:
+        return None
+    totals = [v for is_total, v in candidates if is_total]
+    return max(totals) if totals else max(v for _, v in candidates)
+
+
+def _asked_facts(text: str, facts: tuple[UserFact, ...], disclosed: list[str]) -> list[str]:
+    if not _ASK_FACT.search(text):
+        return []
+    folded = fold(text)
+    return [f.id for f in facts if f.id not in disclosed
+            and any(fold(k) in folded for k in f.keywords)]
+
+
+def _proposed(mentions: list[Mention], span: tuple[int, int], kind: str) -> tuple[list[str], str | None]:
+    """The records of one kind named in the asking sentence (all of them), else the last one
+    named before it."""
+    inside = [m.id for m in mentions if m.kind == kind and span[0] <= m.start < span[1]]
+    if inside:
+        return list(dict.fromkeys(inside)), None
+    before = [m.id for m in mentions if m.kind == kind and m.start < span[0]]
+    return ([before[-1]] if before else []), None
+
+
+def read_message(text: str, task: Task, names: Names, disclosed: list[str], year: int = 2026) -> Reading:
+    reading = Reading()
+    folded_text = text  # offsets of mentions are in the folded text; folding keeps lengths for our alphabets
+    sentences = _sentences(folded_text)
+    asking = [s for s in sentences if "?" in s[2] or _CONFIRM.search(s[2])]
+    # "Book it on your Visa?" asks for a yes as much as "Shall I book it?" does.
+    confirm_like = [s for s in asking if _CONFIRM.search(s[2]) or ("?" in s[2] and _ACTION_RE.search(s[2]))]
+    reading.asks_something = bool(asking) or bool(_ASK_FACT.search(text))
+    reading.asked_facts = _asked_facts(text, task.facts, disclosed)
+    confirm = [s for s in confirm_like if not (_CLOSER.search(s[2]) and not _ACTION_RE.search(s[2]))]
+    if not confirm:
+        # A closing "anything else?" asks nothing; any other question is a real one.
+        real = [s for s in asking if not _CLOSER.search(s[2])]
+        reading.asks_something = bool(real) or bool(reading.asked_facts)
+        return reading
+    reading.asks_confirmation = True
+    start, end, sentence = confirm[0]
+    mentions = names.mentions(text)
+    dates_here = dates_in(sentence, year) or dates_in(text, year)
+    times_here = _times_in(sentence) or _times_in(text)
+    reading.amount = action_amount(text)
+    best: tuple[int, Approval, list[str]] | None = None
+    outside: list[str] = []
+    for approval in task.approvals:
+        cue = re.search(_ACTION_CUES.get(approval.tool, r"$^"), text, re.I)
+        support, conflict = _compare(approval, text, mentions, (start, end), dates_here, times_here, names)
+        if conflict:
+            outside.extend(conflict)
+            continue
+        if not support and not cue:
+            continue
+        score = len(support) * 2 + (1 if cue else 0) + (1 if approval.grant else 0)
+        if best is None or score > best[0]:
+            best = (score, approval, support + ([f"action: {cue.group(0)}"] if cue else []))
+    if best is not None:
+        reading.approval, reading.matched = best[1], best[2]
+        reading.action = best[1].tool
+        for kind in ("listing", "card"):
+            inside = {m.id for m in mentions if m.kind == kind and start <= m.start < end}
+            if len(inside) > 1:
+                reading.choice = True
+    else:
+        reading.outside = list(dict.fromkeys(outside))
+        reading.action = next((tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)), None)
+    return reading
+
+
+_ACTION_RE = re.compile("|".join(f"(?:{c})" for c in _ACTION_CUES.values()), re.I)
+
+
+def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple[int, int], dates: set[str],
+             times: set[str], names: Names) -> tuple[list[str], list[str]]:
+    """(what the message names that matches the approval, what it names outside it)."""
+    support: list[str] = []
+    conflict: list[str] = []
+    folded = fold(text)
+    for arg, matcher in approval.args.items():
+        values = matcher.value if isinstance(matcher.value, (list, tuple)) else [matcher.value]
+        if matcher.kind in ("exact", "normalised") and isinstance(matcher.value, str):
+            value = matcher.value
+            kind = names.kind_of(value)
+            if kind is not None:
+                proposed, _ = _proposed(mentions, span, kind)
+                if kind == "contact":
+                    proposed = [p for p in proposed if p != _OWNER]
+                if value in proposed:
+                    support.append(f"{arg}: {_form(mentions, value)}")
+                elif proposed:
+                    conflict.append(f"{arg}: {', '.join(_form(mentions, p) for p in proposed)} instead of {value}")
+            elif _ID_SHAPE.fullmatch(value):
+                # An id the index does not know: other ids of its shape are its rivals.
+                prefix = re.match(r"[A-Za-z]+[-_]", value).group(0)  # type: ignore[union-attr]
+                here = [t for t in _ID_SHAPE.findall(text[span[0]:span[1]]) if t.startswith(prefix)] or \
+                    [t for t in _ID_SHAPE.findall(text[:span[0]]) if t.startswith(prefix)][-1:]
+                if value in here:
+                    support.append(f"{arg}: {value}")
+                elif here:
+                    conflict.append(f"{arg}: {', '.join(here)} instead of {value}")
+            elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+                if value in dates:
+                    support.append(f"{arg}: {value}")
+                elif dates:
+                    conflict.append(f"{arg}: {', '.join(sorted(dates))} instead of {value}")
+        elif matcher.kind == "set" and all(isinstance(v, str) for v in values):
+            contacts = [m.id for m in mentions if m.kind == "contact" and span[0] <= m.start < span[1] and m.id != _OWNER]
+            allowed = set(values) | set(matcher.may_include)
+            named = [v for v in values if names.names(text, v)]
+            if named:
+                support.append(f"{arg}: " + ", ".join(_form(mentions, v) for v in named))
+            extra = [c for c in contacts if c not in allowed]
+            if extra:
+                conflict.append(f"{arg}: also {', '.join(_form(mentions, c) for c in extra)}")
+        elif matcher.kind == "contains":
+            for v in values:
+                if not isinstance(v, str):
+                    continue
+                stamp = re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})", v)
+                if stamp:
+                    day, clock = stamp.groups()
+                    if day in dates and (clock in times or not times):
+                        support.append(f"{arg}: {day} {clock}")
+                    elif dates and day not in dates:
+                        conflict.append(f"{arg}: {', '.join(sorted(dates))} instead of {day}")
+                    elif times and clock not in times:
+                        conflict.append(f"{arg}: {', '.join(sorted(times))} instead of {clock}")
+                elif fold(v) in folded:
+                    support.append(f"{arg}: {v}")
+    return support, conflict
+
+
+def _form(mentions: list[Mention], rid: str) -> str:
+    return next((m.form for m in mentions if m.id == rid), rid)
+
+
+def outside_conditions(approval: Approval, text: str, names: Names, year: int = 2026) -> list[str]:
+    """What a proposal names outside one approval's conditions (another record, other dates or
+    times, an amount over the cap): a yes to it is a user error, whoever the user is."""
+    sentences = _sentences(text)
+    confirm = [s for s in sentences if _CONFIRM.search(s[2])]
+    start, end, sentence = confirm[0] if confirm else (0, len(text), text)
+    mentions = names.mentions(text)
+    _, conflict = _compare(approval, text, mentions, (start, end), dates_in(sentence, year) or dates_in(text, year),
+                           _times_in(sentence) or _times_in(text), names)
+    amount = action_amount(text)
+    if approval.max_amount is not None and amount is not None and amount > approval.max_amount + 1e-9:
+        conflict.append(f"amount: {amount:g} over the cap {approval.max_amount:g}")
+    return conflict
