@@ -159,10 +159,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     session = metafunc.config.stash.get(SESSION_KEY, None)
     if session is None:
         raise pytest.UsageError("the cells need the assistant-eval options: --world, --out and a model")
-    several = len(session.models) > 1
-    cells = session.cells
-    ids = [f"{c.model}-{c.cell_id}" if several else c.cell_id for c in cells]
-    metafunc.parametrize("cell", cells, ids=ids)
+    metafunc.parametrize("cell", session.cells, ids=_param_ids(session))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -233,11 +230,35 @@ class ProgressReporter:
 def _count_selected(config: pytest.Config, nodeids: list[str]) -> None:
     # The tally counts the cells this run asks (after -k/-m), not every planned cell.
     progress = config.stash.get(PROGRESS_KEY, None)
-    if progress is not None:
-        progress.total = len(nodeids)
+    if progress is None:
+        return  # a worker, or a run that plans nothing
+    progress.total = len(nodeids)
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None and not progress.selection_recorded:
+        progress.selection_recorded = True
+        session.record_selection(_cells_of(session, nodeids), config.getoption("keyword"),
+                                 config.getoption("markexpr"))
+
+
+def _cells_of(session: runner.RunSession, nodeids: list[str]) -> list[runner.CellSpec]:
+    """The cells of collected node ids (``test_cell[<param id>]``, the ids ``pytest_generate_tests`` gave)."""
+    by_id = {param: cell for cell, param in zip(session.cells, _param_ids(session))}
+    found = []
+    for nodeid in nodeids:
+        param = nodeid.rsplit("[", 1)[-1].rstrip("]") if nodeid.endswith("]") else None
+        if param in by_id:
+            found.append(by_id[param])
+    return found
+
+
+def _param_ids(session: runner.RunSession) -> list[str]:
+    several = len(session.models) > 1
+    return [f"{c.model}-{c.cell_id}" if several else c.cell_id for c in session.cells]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    if getattr(session.config.option, "dist", "no") != "no" and not hasattr(session.config, "workerinput"):
+        return  # xdist: the controller collects nothing; the workers' collection is counted below
     _count_selected(session.config, [item.nodeid for item in session.items])
 
 

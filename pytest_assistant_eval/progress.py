@@ -19,6 +19,7 @@ class Progress:
     requests_today: int = 0
     waited: float = 0.0  # seconds waited for pacing and rate limits, all cells
     last_wait: float = 0.0  # seconds the last finished cell waited
+    selection_recorded: bool = False  # the selected cells went into run.json (once, with xdist too)
     _last: float = field(default=0.0)
 
     def add(self, status: str | None, outcome: str, message: str | None = None, *,

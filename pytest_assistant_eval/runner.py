@@ -272,13 +272,7 @@ class RunSession:
             folder = results_dir(self.options, spec)
             path = folder / "run.json"
             planned = [c for c in self.cells if c.model == label]
-            matrix = {
-                "questions": sorted({c.case_id for c in planned if c.kind != "task"}),
-                "tasks": sorted({c.case_id for c in planned if c.kind == "task"}),
-                "levels": sorted({c.level for c in planned}),
-                "repeats": self.options.repeats,
-                "cells": [c.cell_id for c in planned],
-            }
+            matrix = self._matrix(planned)
             entry = {"started_at": _now(), "pace": self.options.pace, "stream": self.options.stream,
                      "resume": self.options.resume, "matrix": matrix, "git_commit": self.commit}
             identity = self.identity(spec)
@@ -296,6 +290,36 @@ class RunSession:
                 data = {"format": RUN_FORMAT, "harness_version": HARNESS_VERSION,
                         "identity": identity, "world_identity": self.world_identity.to_dict(), "runs": [entry]}
             write_json_atomic(path, redact_data(data))
+
+    def _matrix(self, cells: list[CellSpec]) -> dict[str, Any]:
+        return {
+            "questions": sorted({c.case_id for c in cells if c.kind != "task"}),
+            "tasks": sorted({c.case_id for c in cells if c.kind == "task"}),
+            "levels": sorted({c.level for c in cells}),
+            "repeats": self.options.repeats,
+            "cells": [c.cell_id for c in cells],
+        }
+
+    def record_selection(self, selected: list[CellSpec], keyword: str | None, markexpr: str | None) -> None:
+        """The run asks only the selected cells (-k, -m): that is its plan in each run.json (controller only).
+
+        run.json is written before collection with every planned cell; a plan of cells the run never
+        asks would leave the folder "unfinished" for grade-ai for ever. The selection is recorded so
+        the plan can be told from a smaller matrix.
+        """
+        from pytest_assistant_eval.usage import update_run_entry
+
+        for label, spec in self.models.items():
+            mine = [c for c in selected if c.model == label]
+            everything = [c for c in self.cells if c.model == label]
+            selection = {"keyword": keyword or None, "markexpr": markexpr or None, "cells": len(mine),
+                         "of": len(everything)}
+
+            def change(entry: dict[str, Any], mine: list[CellSpec] = mine, selection: dict[str, Any] = selection) -> None:
+                entry["matrix"] = self._matrix(mine)
+                entry["selection"] = selection
+
+            update_run_entry(results_dir(self.options, spec) / "run.json", change)
 
     # -- one cell -----------------------------------------------------------------
     def record_path(self, cell: CellSpec) -> Path:
