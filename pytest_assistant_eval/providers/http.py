@@ -176,7 +176,8 @@ def retry_after_from_message(message: str | None) -> float | None:
     return parse_duration(m.group(1)) if m else None
 
 
-_KEPT_HEADERS = re.compile(r"^(retry-after(-ms)?|x-ratelimit-.*|anthropic-ratelimit-.*|x-should-retry)$", re.IGNORECASE)
+_KEPT_HEADERS = re.compile(r"^(retry-after(-ms)?|(x-)?ratelimit-.*|anthropic-ratelimit-.*|x-should-retry)$",
+                           re.IGNORECASE)
 
 
 def rate_headers(headers: httpx.Headers | dict[str, str] | None) -> dict[str, str]:
@@ -434,6 +435,8 @@ class HTTPProvider:
         self.close()
 
     def complete(self, request: ChatRequest) -> ChatResponse:
+        from pytest_assistant_eval.providers.pacing import need_for  # pacing reads this module's durations
+
         stream = self._stream_for(request)
         wire = self._wire(request, stream)
         body = encode_body(wire.body)
@@ -445,7 +448,7 @@ class HTTPProvider:
         while True:
             attempt += 1
             if self.pacer is not None:
-                self.pacer.before_request()
+                self.pacer.before_request(need_for(request))
             started = self.clock()
             try:
                 self.usage_total.requests += 1
@@ -465,7 +468,7 @@ class HTTPProvider:
                     )
                 )
                 if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
-                    self.pacer.on_rate_limited(error.retry_after, error.headers)
+                    self.pacer.on_rate_limited(error.retry_after, error.headers, quota=error.quota)
                 decision = self.retry.decide(error, attempt, codes)
                 codes.append(error.code)
                 if not decision.retry:
@@ -475,7 +478,7 @@ class HTTPProvider:
                     self.sleep(decision.delay)
                 continue
             if self.pacer is not None:
-                self.pacer.after_response(self.last_response_headers)
+                self.pacer.after_response(self.last_response_headers, usage=response.usage)
             self.usage_total.add(response.usage)
             response.provider.setdefault("request_sha256", sha)
             return response
@@ -510,8 +513,10 @@ class HTTPProvider:
                     raise error
                 try:
                     if wire.stream and not _is_html(response.headers):
-                        return self._parse_stream(_counting(response.iter_lines(), self._received),
-                                                  response.headers)
+                        lines = _counting(response.iter_lines(), self._received)
+                        parsed = self._parse_stream(lines, response.headers)
+                        _drain(lines)
+                        return parsed
                     raw = response.read()
                 except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ReadTimeout) as exc:
                     received = self._received[0]
@@ -546,6 +551,21 @@ class HTTPProvider:
 
 def _is_html(headers: httpx.Headers) -> bool:
     return "text/html" in headers.get("content-type", "").lower()
+
+
+def _drain(lines: Iterator[str]) -> None:
+    """Read a stream to its end after its answer is whole (S9.4).
+
+    A parser stops at its terminator (``[DONE]``, ``message_stop``), before the last chunk of
+    the body; a response closed unread takes its connection with it, so every streamed request
+    would open a new one (a TLS handshake each against a real provider). Read to the end, the
+    connection goes back to the pool. A failure after a whole answer changes nothing.
+    """
+    try:
+        for _ in lines:
+            pass
+    except httpx.HTTPError:
+        pass
 
 
 def _counting(lines: Iterator[str], counter: list[int]) -> Iterator[str]:

@@ -5,8 +5,13 @@ under ``filelock.FileLock``; a write goes to a temporary file in the same folder
 and then replaces the ledger (``os.replace``), so a crash at any instant leaves either the old
 or the new ledger, never a torn one. Entries are keyed by route (preset and address):
 
-``{"format": 1, "routes": {ROUTE: {"requests_by_day": {DATE: n}, "learned_interval": s,
-"header_interval": s, "last_start": t, "not_before": t}}}``
+``{"format": 1, "routes": {ROUTE: {"requests_by_day": {DATE: n}, "rate_limited_by_day": {DATE: n},
+"learned_interval": s, "last_start": t, "not_before": t, "estimate_ratio": r,
+"booked": {DIMENSION: units booked ever}, "limits": {DIMENSION: LIMIT_STATE}}}}``
+
+where a dimension is ``requests``, ``tokens``, ``input_tokens`` or ``output_tokens`` and its state
+is what :mod:`.pacing` keeps of the provider's own statements (see :func:`new_limit_state`).
+Fields were only ever added, so older ledgers of format 1 read fine.
 
 A ledger that cannot be read is an error, never silently replaced: forgetting the requests of
 the day would overspend the budget.
@@ -33,8 +38,18 @@ class LedgerError(RuntimeError):
 
 
 def new_route_entry() -> dict[str, Any]:
-    return {"requests_by_day": {}, "learned_interval": 0.0, "header_interval": 0.0, "last_start": None,
-            "not_before": None}
+    return {"requests_by_day": {}, "rate_limited_by_day": {}, "learned_interval": 0.0, "last_start": None,
+            "not_before": None, "estimate_ratio": None, "limits": {}, "booked": {}}
+
+
+def new_limit_state() -> dict[str, Any]:
+    """One dimension's limit as learned: the stated limit, what is left until ``reset_at``.
+
+    ``rolled_at`` is the last reset passed and ``carried`` what was over-booked before
+    it; ``max_reset``, ``min_bucket`` and ``window`` (when stated) give the window's length.
+    """
+    return {"limit": None, "remaining": 0.0, "reset_at": None, "rolled_at": None, "carried": 0.0,
+            "max_reset": 0.0, "min_bucket": None, "window": None}
 
 
 class Ledger:
@@ -85,3 +100,17 @@ class Ledger:
 
     def requests_by_day(self, route: str) -> dict[str, int]:
         return dict(self.read()["routes"].get(route, {}).get("requests_by_day", {}))
+
+
+def read_routes(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Every route's entry, for those who only look (the progress line): ``{}`` when unreadable.
+
+    Read without the lock: the file is only ever replaced whole, so a reader sees the old or
+    the new ledger; a progress line must never wait for, or fail on, the workers' ledger.
+    """
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    routes = data.get("routes") if isinstance(data, dict) else None
+    return routes if isinstance(routes, dict) else {}

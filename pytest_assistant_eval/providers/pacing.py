@@ -1,68 +1,237 @@
-"""Pacing and the daily request budget, shared through the ledger (S4.6, S4.11, S4.14).
+"""Pacing and the daily request budget, shared through the ledger (S4.6, S4.11, S4.14, S9.4).
 
-Before every request :meth:`Pacer.before_request` takes the ledger's lock, checks today's
-budget, reserves the next start slot and counts the request; it then sleeps *outside* the
-lock until its slot, so several processes on one route queue up without ever starting two
-requests closer than the spacing. The spacing is the largest of ``--pace``, the interval
-learned from rate limits, the preset's starting interval and the provider's request-limit
-headers (a small safety margin is added to everything but ``--pace``, because requests
-arrive a few milliseconds after their slot). A 429's ``Retry-After`` holds every process
-back until it has passed.
+A run keeps each provider busy up to what it allows and no further. What it allows comes
+from the provider's own answers (:mod:`.ratelimits`): per dimension (requests, tokens, input
+or output tokens) the limit, what remains and when the window resets. The rules, each with
+its reason:
 
-``clock`` is wall-clock time (``time.time``): it is shared between processes and its UTC
-date is the budget's day. Tests inject ``clock`` and ``sleep``.
+- **Spread what remains over the time to the reset.** After an answer says ``R`` units are
+  left until the reset in ``T`` seconds, a request costing ``c`` starts no sooner than
+  ``c * T / (R + c)`` after the previous start. This needs no window length and fills a fixed
+  window exactly, keeps a refilling bucket half full at its full rate, and follows a sliding
+  window whose reset is the time its oldest entry leaves.
+- **Nothing left: hold until the reset**, then the window is fresh (its limit) until an
+  answer says more. While no answer has spoken since the reset, starts are spaced by the
+  learned window over the limit (``c * W / L``), with the small safety margin.
+- **Tokens are paced by the estimated tokens of the next request**: its input estimate
+  (corrected by the route's ratio of reported to estimated input tokens) plus its output cap
+  for a combined token limit; one unit for an output-token limit, which is charged after the
+  fact and read back from the next answer.
+- **Bookings made after a request are taken off what its answer reports**, because the
+  provider may not have seen them yet: two workers never count one remainder twice.
+- **A booked start is checked again just before it is sent** (:meth:`Pacer.before_request`
+  sleeps outside the lock, then confirms): a hold learned meanwhile from "nothing left" or a
+  429 reaches a start the other worker had already booked.
+- ``--pace``, the preset's starting interval and the interval learned from 429s without any
+  stated limit space the starts on top of all this; a 429's ``Retry-After`` holds every
+  process of the route.
+
+``clock`` is wall-clock time (``time.time``): it is shared between processes and its UTC date
+is the budget's day. Tests inject ``clock`` and ``sleep``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from pytest_assistant_eval.providers.errors import BudgetUsed
-from pytest_assistant_eval.providers.http import parse_duration
-from pytest_assistant_eval.providers.ledger import Ledger
+from pytest_assistant_eval.providers.ledger import Ledger, new_limit_state
+from pytest_assistant_eval.providers.ratelimits import (
+    DIMENSIONS,
+    Observation,
+    observations_from_headers,
+    observations_from_quota,
+    window_estimate,
+)
 
-#: Headers giving the number of requests allowed per minute.
-LIMIT_HEADERS = ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit")
-REMAINING_HEADERS = {
-    "x-ratelimit-remaining-requests": "x-ratelimit-reset-requests",
-    "anthropic-ratelimit-requests-remaining": "anthropic-ratelimit-requests-reset",
-}
 MAX_LEARNED_INTERVAL = 60.0
+#: Starts wait this much past a reset: a provider's clock and its rounding may run a little late.
+RESET_SLACK = 0.02
 
 
 def utc_day(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, tz=timezone.utc).date().isoformat()
 
 
-def interval_from_headers(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds between starts implied by a per-minute request limit header."""
-    if not headers:
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    for name in LIMIT_HEADERS:
-        value = lower.get(name)
-        if value is None:
-            continue
-        try:
-            limit = float(value)
-        except ValueError:
-            continue
-        if limit > 0:
-            return 60.0 / limit
-    return None
+@dataclass(frozen=True)
+class Need:
+    """What the next request will cost: its estimated input tokens and its output cap."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def of(self, dimension: str) -> float:
+        if dimension == "requests":
+            return 1.0
+        if dimension == "input_tokens":
+            return float(self.input_tokens)
+        if dimension == "tokens":
+            return float(self.input_tokens + self.output_tokens)
+        return 1.0  # output tokens are charged as they are produced; the next answer reports them
+
+    def corrected(self, ratio: float | None) -> Need:
+        if not ratio:
+            return self
+        return Need(round(self.input_tokens * ratio), self.output_tokens)
 
 
-def _reset_seconds(value: str, now: float) -> float | None:
-    seconds = parse_duration(value)
-    if seconds is not None:
-        return seconds
-    try:  # RFC 3339 (Anthropic)
-        return max(0.0, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() - now)
-    except ValueError:
-        return None
+def need_for(request: Any) -> Need:
+    """The estimate used for the per-request quota (S4.9): 4 characters a token, and the output cap."""
+    from pytest_assistant_eval.conversation.loop import estimate_tokens
+
+    try:
+        raw = estimate_tokens(list(request.messages), tuple(request.tools))
+    except (AttributeError, TypeError):
+        return Need()
+    return Need(raw, int(getattr(request, "max_output_tokens", 0) or 0))
+
+
+# ---------------------------------------------------------------------------------------------
+# The arithmetic on one route's ledger entry (pure: the tests drive it with plain dicts)
+
+
+def _roll(state: dict[str, Any], at: float) -> None:
+    """The window reset at ``at``: it is fresh until an answer says otherwise."""
+    state["carried"] = max(0.0, -float(state.get("remaining") or 0.0))  # over-booked before the reset
+    state["remaining"] = float(state["limit"])
+    state["reset_at"] = None
+    state["rolled_at"] = at
+
+
+def plan_start(entry: dict[str, Any], need: Need, earliest: float, margin: float) -> float:
+    """The earliest start at or after ``earliest`` that every known limit allows; rolls windows it passes."""
+    slot = earliest
+    last = entry.get("last_start")
+    for _ in range(8):  # each pass can only move the slot later; windows roll at most once each
+        moved = False
+        for dim, state in (entry.get("limits") or {}).items():
+            limit = float(state.get("limit") or 0.0)
+            if limit <= 0:
+                continue
+            cost = min(need.of(dim), limit)
+            reset_at = state.get("reset_at")
+            if reset_at is not None and slot >= reset_at:
+                _roll(state, reset_at)
+                reset_at = None
+            remaining = float(state.get("remaining", limit))
+            if reset_at is None:
+                window = window_estimate(state)
+                target = slot
+                if window and last is not None and cost:
+                    target = last + cost * window / limit * (1.0 + margin)
+                if remaining < cost:
+                    # A whole window booked since the reset and no answer said when the next one
+                    # ends: the spacing keeps the rate, so count a fresh window from here.
+                    state["remaining"] = limit
+            elif remaining < cost:
+                target = float(reset_at) + RESET_SLACK
+            elif last is not None and cost:
+                target = last + cost * (float(reset_at) - last) / (remaining + cost)
+            else:
+                target = slot
+            if target > slot + 1e-9:
+                slot, moved = target, True
+        if not moved:
+            break
+    return slot
+
+
+def book(entry: dict[str, Any], need: Need, slot: float, *, again: bool = False) -> dict[str, float]:
+    """Take the request's cost off every known limit at ``slot``; the counters it was booked at.
+
+    Bookings are counted per dimension whether or not a limit is known yet: the first answer
+    must still learn which requests were booked after its own. ``again``: a booking moved to
+    a later start is still one request and must not be counted twice.
+    """
+    counters = entry.setdefault("booked", {})
+    booked_at: dict[str, float] = {}
+    for dim in DIMENSIONS:
+        if not again:
+            counters[dim] = float(counters.get(dim) or 0.0) + need.of(dim)
+        booked_at[dim] = float(counters.get(dim) or 0.0)
+    for dim, state in (entry.get("limits") or {}).items():
+        if state.get("limit"):
+            cost = min(need.of(dim), float(state["limit"]))
+            state["remaining"] = float(state.get("remaining", state["limit"])) - cost
+    entry["last_start"] = max(float(entry.get("last_start") or slot), slot)
+    return booked_at
+
+
+def conflicts(entry: dict[str, Any], need: Need, slot: float) -> float | None:
+    """Just before sending: the later start a hold learned since booking demands, or ``None`` to go."""
+    later: float | None = None
+    not_before = entry.get("not_before")
+    if not_before is not None and float(not_before) > slot + 1e-6:
+        later = float(not_before)
+    for state in (entry.get("limits") or {}).values():
+        if not state.get("limit"):
+            continue
+        reset_at, rolled_at = state.get("reset_at"), state.get("rolled_at")
+        if reset_at is not None and slot < reset_at and float(state.get("remaining") or 0.0) < -1e-9:
+            later = max(later or 0.0, float(reset_at) + RESET_SLACK)  # an answer said less is left
+        elif rolled_at is not None and slot < rolled_at and float(state.get("carried") or 0.0) > 1e-9:
+            later = max(later or 0.0, float(rolled_at) + RESET_SLACK)  # the window it was booked in was over-booked
+    return later
+
+
+def unbook(entry: dict[str, Any], need: Need, slot: float) -> None:
+    """Give a booking's cost back to the window it was booked in (it is about to be booked again)."""
+    for dim, state in (entry.get("limits") or {}).items():
+        if not state.get("limit"):
+            continue
+        cost = min(need.of(dim), float(state["limit"]))
+        rolled_at = state.get("rolled_at")
+        if rolled_at is not None and slot < rolled_at:
+            state["carried"] = max(0.0, float(state.get("carried") or 0.0) - cost)
+        else:
+            state["remaining"] = float(state.get("remaining", state["limit"])) + cost
+
+
+def observe(entry: dict[str, Any], observations: list[Observation], booked_at: Mapping[str, float],
+            now: float) -> None:
+    """Fold what an answer stated into the entry; bookings made after the request are taken off."""
+    limits = entry.setdefault("limits", {})
+    for obs in observations:
+        state = limits.setdefault(obs.dimension, new_limit_state())
+        if obs.limit:
+            state["limit"] = float(obs.limit)
+        if obs.window:
+            state["window"] = float(obs.window)
+        limit = float(state.get("limit") or 0.0)
+        if not limit:
+            continue
+        if obs.reset is not None:
+            state["max_reset"] = max(float(state.get("max_reset") or 0.0), obs.reset)
+            if obs.remaining is not None and obs.reset > 0 and limit - obs.remaining >= 1:
+                bucket = obs.reset * limit / (limit - obs.remaining)
+                state["min_bucket"] = min(float(state.get("min_bucket") or bucket), bucket)
+        if obs.remaining is None or obs.reset is None:
+            continue
+        reset_at = now + obs.reset
+        rolled_at = state.get("rolled_at")
+        if rolled_at is not None and reset_at <= float(rolled_at) + 1e-6:
+            continue  # an answer from before the reset we already passed: stale
+        booked = float((entry.get("booked") or {}).get(obs.dimension) or 0.0)
+        after = booked - float(booked_at.get(obs.dimension, booked))
+        state["remaining"] = float(obs.remaining) - max(0.0, after)
+        state["reset_at"] = reset_at
+
+
+def learned_limits(entry: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per dimension the limit and window the route learned (for run.json and the progress line)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for dim, state in (entry.get("limits") or {}).items():
+        if state.get("limit"):
+            out[dim] = {"limit": float(state["limit"]), "window_s": window_estimate(state)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The pacer of one route in one process
 
 
 class Pacer:
@@ -92,14 +261,19 @@ class Pacer:
         self.sleep = sleep
         self.last_wait = 0.0
         self.waited_total = 0.0
+        self._booked_at: dict[str, float] = {}
+        self._need = Need()
+        self._raw_input = 0
 
     def spacing(self, entry: Mapping[str, Any]) -> float:
-        learned = max(float(entry.get("learned_interval") or 0.0), float(entry.get("header_interval") or 0.0),
-                      self.start_interval)
+        """The fixed spacing: ``--pace``, the starting interval, the interval learned from bare 429s."""
+        learned = max(float(entry.get("learned_interval") or 0.0), self.start_interval)
         return max(self.pace, learned * (1.0 + self.margin))
 
-    def before_request(self) -> float:
-        """Reserve and wait for the next start slot; ``BudgetUsed`` when today's budget is spent."""
+    def before_request(self, need: Need | None = None) -> float:
+        """Reserve, wait for and confirm the next start; ``BudgetUsed`` when today's budget is spent."""
+        raw = need or Need()
+        started_waiting = self.clock()
         with self.ledger.transaction() as data:
             entry = Ledger.entry(data, self.route)
             now = self.clock()
@@ -107,48 +281,79 @@ class Pacer:
             used = int(entry["requests_by_day"].get(day, 0))
             if self.max_requests_per_day is not None and used >= self.max_requests_per_day:
                 raise BudgetUsed(local=self.local, limit=self.max_requests_per_day, route=self.route)
-            slot = now
-            if entry.get("last_start") is not None:
-                slot = max(slot, float(entry["last_start"]) + self.spacing(entry))
-            if entry.get("not_before") is not None:
-                slot = max(slot, float(entry["not_before"]))
-            entry["last_start"] = slot
+            self._raw_input = raw.input_tokens
+            self._need = raw.corrected(entry.get("estimate_ratio"))
+            slot = self._earliest(entry, now)
+            slot = plan_start(entry, self._need, slot, self.margin)
+            self._booked_at = book(entry, self._need, slot)
             entry["requests_by_day"][day] = used + 1
-        wait = slot - self.clock()
-        self.last_wait = max(0.0, wait)
-        if wait > 0:
-            self.waited_total += wait
-            self.sleep(wait)
+        while True:
+            wait = slot - self.clock()
+            if wait > 0:
+                self.sleep(wait)
+            with self.ledger.transaction() as data:
+                entry = Ledger.entry(data, self.route)
+                later = conflicts(entry, self._need, slot)
+                if later is None:
+                    break
+                unbook(entry, self._need, slot)
+                slot = plan_start(entry, self._need, max(later, self._earliest(entry, self.clock())), self.margin)
+                self._booked_at = book(entry, self._need, slot, again=True)
+        self.last_wait = max(0.0, self.clock() - started_waiting)
+        self.waited_total += self.last_wait
         return slot
 
-    def after_response(self, headers: Mapping[str, str] | None) -> None:
-        """Learn from a successful answer's headers (request limits, nothing remaining)."""
-        interval = interval_from_headers(headers)
-        hold = self._hold_from_headers(headers)
-        if interval is None and hold is None:
+    def _earliest(self, entry: Mapping[str, Any], now: float) -> float:
+        slot = now
+        if entry.get("last_start") is not None:
+            slot = max(slot, float(entry["last_start"]) + self.spacing(entry))
+        if entry.get("not_before") is not None:
+            slot = max(slot, float(entry["not_before"]))
+        return slot
+
+    def after_response(self, headers: Mapping[str, str] | None, usage: Any = None) -> None:
+        """Learn from an answer: the limits its headers state, and how good the token estimate was."""
+        now = self.clock()
+        observations = observations_from_headers(headers, now)
+        ratio = None
+        reported = getattr(usage, "input_tokens", None)
+        if reported and self._raw_input:
+            ratio = reported / self._raw_input
+        if not observations and ratio is None:
             return
         with self.ledger.transaction() as data:
             entry = Ledger.entry(data, self.route)
-            if interval is not None:
-                entry["header_interval"] = interval
-            if hold is not None:
-                entry["not_before"] = max(float(entry.get("not_before") or 0.0), hold)
+            if ratio is not None:
+                entry["estimate_ratio"] = round(ratio, 4)
+            observe(entry, observations, self._booked_at, now)
 
-    def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
-        """A 429: hold every process back for ``retry_after`` and learn a longer interval."""
+    def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None,
+                        quota: Mapping[str, Any] | None = None) -> None:
+        """A 429: hold every process back for ``retry_after``; learn what the refusal states."""
         now = self.clock()
-        interval = interval_from_headers(headers)
+        observations = observations_from_headers(headers, now) + observations_from_quota(quota, retry_after)
         with self.ledger.transaction() as data:
             entry = Ledger.entry(data, self.route)
+            day = utc_day(now)
+            entry["rate_limited_by_day"][day] = int(entry["rate_limited_by_day"].get(day, 0)) + 1
             if retry_after is not None and retry_after > 0:
                 entry["not_before"] = max(float(entry.get("not_before") or 0.0), now + retry_after)
-            if interval is not None:
-                # The provider states its limit: keep to it; the hold covers this one slip.
-                entry["header_interval"] = max(interval, float(entry.get("header_interval") or 0.0))
-            else:
+            # The refused request was not served: its booking is given back before the answer is folded in.
+            for dim, state in (entry.get("limits") or {}).items():
+                if dim in self._booked_at and state.get("limit"):
+                    state["remaining"] = float(state["remaining"]) + min(self._need.of(dim), float(state["limit"]))
+            observe(entry, [self._exhausted(o, retry_after) for o in observations], self._booked_at, now)
+            if not observations:
                 # No stated limit: slow down by half again (at least one second between starts).
                 current = self.spacing(entry)
                 entry["learned_interval"] = min(MAX_LEARNED_INTERVAL, max(current * 1.5, 1.0))
+
+    @staticmethod
+    def _exhausted(obs: Observation, retry_after: float | None) -> Observation:
+        """A refusal's observation; a reset it lacks is the ``Retry-After``."""
+        if obs.reset is None and retry_after is not None:
+            return Observation(obs.dimension, obs.limit, obs.remaining, retry_after, obs.window)
+        return obs
 
     def requests_today(self) -> int:
         return self.ledger.requests_on(self.route, utc_day(self.clock()))
@@ -156,28 +361,19 @@ class Pacer:
     def requests_by_day(self) -> dict[str, int]:
         return self.ledger.requests_by_day(self.route)
 
-    def _hold_from_headers(self, headers: Mapping[str, str] | None) -> float | None:
-        if not headers:
-            return None
-        lower = {k.lower(): v for k, v in headers.items()}
-        for remaining, reset in REMAINING_HEADERS.items():
-            if lower.get(remaining) == "0" and lower.get(reset):
-                seconds = _reset_seconds(lower[reset], self.clock())
-                if seconds is not None:
-                    return self.clock() + seconds
-        return None
-
 
 class NoPacer:
     """For routes without limits (``scripted``): every method is a no-op."""
 
     last_wait = 0.0
+    waited_total = 0.0
 
-    def before_request(self) -> float:
+    def before_request(self, need: Need | None = None) -> float:
         return 0.0
 
-    def after_response(self, headers: Mapping[str, str] | None) -> None:
+    def after_response(self, headers: Mapping[str, str] | None, usage: Any = None) -> None:
         pass
 
-    def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
+    def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None,
+                        quota: Mapping[str, Any] | None = None) -> None:
         pass

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_assistant_eval.providers.errors import BudgetUsed
 from pytest_assistant_eval.providers.ledger import Ledger, LedgerError
-from pytest_assistant_eval.providers.pacing import Pacer, utc_day
+from pytest_assistant_eval.providers.pacing import RESET_SLACK, Pacer, utc_day
 from tests.providers.fakes import Answer
 from tests.providers.fakes.openai_fake import OpenAIFake
 from tests.providers.fakes.workers import paced_requests
@@ -53,24 +53,27 @@ def test_pace_keeps_that_many_seconds_between_starts(ledger, clock):
     assert clock.sleeps == [2.0, 2.0]
 
 
-def test_the_spacing_is_the_largest_of_pace_start_interval_and_limit_headers(ledger, clock):
+def test_the_spacing_is_the_largest_of_pace_and_start_interval(ledger, clock):
     pacer = pacer_for(ledger, clock, pace=1.0, start_interval=3.0)
     pacer.before_request()
     pacer.before_request()
     assert clock.sleeps == [3.0]
-    pacer.after_response({"x-ratelimit-limit-requests": "10"})  # 10 a minute: 6 s apart
+
+
+def test_a_limit_header_alone_says_nothing_about_the_window(ledger, clock):
+    # Groq's x-ratelimit-limit-requests is per day, OpenAI's per minute: the number alone sets no pace.
+    pacer = pacer_for(ledger, clock)
     pacer.before_request()
-    assert clock.sleeps == [3.0, 6.0]
+    pacer.after_response({"x-ratelimit-limit-requests": "10"})
+    pacer.before_request()
+    assert clock.sleeps == []
 
 
-def test_a_safety_margin_is_added_to_learned_intervals_but_not_to_pace(ledger, clock):
-    pacer = Pacer(ledger, "r", pace=2.0, clock=clock, sleep=clock.sleep)
+def test_a_safety_margin_is_added_to_the_start_interval_but_not_to_pace(ledger, clock):
+    pacer = Pacer(ledger, "r", pace=2.0, start_interval=1.0, clock=clock, sleep=clock.sleep)
     pacer.before_request(), pacer.before_request()
-    pacer.after_response({"anthropic-ratelimit-requests-limit": "60"})
-    pacer.before_request()
-    assert clock.sleeps == [2.0, 2.0]
-    pacer2 = Pacer(ledger, "r2", clock=clock, sleep=clock.sleep)
-    pacer2.after_response({"anthropic-ratelimit-requests-limit": "60"})
+    assert clock.sleeps == [2.0]
+    pacer2 = Pacer(ledger, "r2", start_interval=1.0, clock=clock, sleep=clock.sleep)
     pacer2.before_request(), pacer2.before_request()
     assert clock.sleeps[-1] == pytest.approx(1.03)
 
@@ -98,9 +101,10 @@ def test_a_rate_limit_without_stated_limits_learns_a_longer_interval(ledger, clo
 def test_nothing_remaining_holds_until_the_reset(ledger, clock):
     pacer = pacer_for(ledger, clock)
     pacer.before_request()
-    pacer.after_response({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"})
+    pacer.after_response({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+                          "x-ratelimit-reset-requests": "1m30s"})
     pacer.before_request()
-    assert clock.sleeps == [90.0]
+    assert clock.sleeps == [pytest.approx(90.0 + RESET_SLACK)]
 
 
 def test_the_daily_budget_is_checked_before_every_request(ledger, clock):

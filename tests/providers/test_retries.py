@@ -112,13 +112,13 @@ class RecordingPacer:
     def __init__(self):
         self.calls = []
 
-    def before_request(self):
+    def before_request(self, need=None):
         self.calls.append("before")
 
-    def after_response(self, headers):
+    def after_response(self, headers, usage=None):
         self.calls.append(("after", dict(headers)))
 
-    def on_rate_limited(self, retry_after, headers):
+    def on_rate_limited(self, retry_after, headers, quota=None):
         self.calls.append(("limited", retry_after))
 
 

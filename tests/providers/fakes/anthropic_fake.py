@@ -7,12 +7,17 @@ import json
 from typing import Any
 
 from tests.providers.fakes.base import Answer, Fault, FakeServer, Raw
+from tests.providers.fakes.limits import anthropic_headers
 
 _ids = itertools.count(1)
 
 
 class AnthropicFake(FakeServer):
     name = "anthropic"
+
+    def limit_headers(self) -> dict[str, str]:
+        """``anthropic-ratelimit-*``: RFC 3339 resets, token remainders to the nearest thousand."""
+        return anthropic_headers(self.limiter.view(), self.clock()) if self.limiter is not None else {}
 
     def _blocks(self, answer: Answer) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

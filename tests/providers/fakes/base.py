@@ -8,6 +8,7 @@ a connection closed in the middle of a body, as a client sees it in the wild.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -15,7 +16,9 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
+
+from tests.providers.fakes.limits import Limit, Limiter
 
 SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
 
@@ -82,7 +85,16 @@ class FakeServer:
 
     name = "fake"
 
-    def __init__(self, *, rate_window: tuple[int, float] | None = None, default: Any = None) -> None:
+    #: Whether successful answers state the limits (OpenRouter states them on its own 429s only).
+    limits_on_success = True
+
+    def __init__(self, *, rate_window: tuple[int, float] | None = None, default: Any = None,
+                 limits: list[Limit] | None = None, clock: Callable[[], float] = time.time) -> None:
+        if rate_window is not None and not limits:  # the older spelling: a sliding window of requests
+            limits, rate_window = [Limit("requests", rate_window[0], rate_window[1], "sliding")], None
+        self.limiter = Limiter(limits, clock) if limits else None
+        self.clock = clock
+        self.connections = 0
         self.script: deque[Any] = deque()
         self.requests: list[Recorded] = []
         self.rate_window = rate_window
@@ -140,7 +152,39 @@ class FakeServer:
         return None
 
     def rate_headers(self) -> dict[str, str]:
+        if self.limiter is None or not self.limits_on_success:
+            return {}
+        return self.limit_headers()
+
+    def limit_headers(self) -> dict[str, str]:
+        """The limits as this provider states them (its own header dialect); none by default."""
         return {}
+
+    def prompt_tokens(self, body: Any) -> int:
+        """The server's own count of a request's input tokens (not the client's estimate)."""
+        if not isinstance(body, dict):
+            return 0
+        parts = {k: body.get(k) for k in ("system", "systemInstruction", "messages", "contents", "tools")}
+        return len(json.dumps(parts, ensure_ascii=False)) // 3
+
+    def output_cap(self, body: Any) -> int:
+        if not isinstance(body, dict):
+            return 0
+        for key in ("max_completion_tokens", "max_tokens"):
+            if body.get(key):
+                return int(body[key])
+        for nested, key in (("generationConfig", "maxOutputTokens"), ("options", "num_predict")):
+            value = (body.get(nested) or {}).get(key)
+            if value:
+                return int(value)
+        return 0
+
+    def refusal(self, limit: Limit, wait: float, path: str, body: Any, key: str | None) -> Raw:
+        """A 429 of the limiter: the provider's rate-limit fault, with the limits as they stand."""
+        reply = self.render(Fault("rate_limit", retry_after=round(wait, 3)), path, body, False, key)
+        reply.headers.update({k: v for k, v in self.limit_headers().items()})
+        reply.headers["retry-after"] = str(max(1, round(wait + 0.4999)))
+        return reply
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -174,6 +218,19 @@ class FakeServer:
             chunks = chunks[:cut_after]
         return Raw(status=200, headers={"content-type": "application/x-ndjson"}, chunks=chunks, cut=cut)
 
+    def _limited(self, path: str, body: Any, key: str | None) -> tuple[Raw | None, int]:
+        """The limiter's refusal, or ``None`` and the served request's input tokens."""
+        if self.limiter is None:
+            return None, 0
+        tokens = self.prompt_tokens(body)
+        costs = {"requests": 1.0, "input_tokens": float(tokens), "tokens": float(tokens + self.output_cap(body))}
+        served, wait, limit = self.limiter.admit(costs)
+        if served or limit is None:
+            return None, tokens
+        with self._lock:
+            self.rate_limited += 1
+        return self.refusal(limit, wait, path, body, key), tokens
+
     def _next_item(self) -> Any:
         with self._lock:
             now = time.monotonic()
@@ -202,6 +259,11 @@ class FakeServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1  # one handler per connection: reuse keeps this at one
+
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw_body = self.rfile.read(length) if length else b""
@@ -228,10 +290,16 @@ class FakeServer:
                     body = None
                 reply = server.route(self.command, self.path, body)
                 if reply is None:
+                    reply, tokens = server._limited(self.path, body, key)
+                if reply is None:
                     item = server._next_item()
                     if isinstance(item, Raw):
                         reply = item
                     else:
+                        if server.limiter is not None and isinstance(item, Answer):
+                            # The usage an answer reports is the server's own count, as with a real provider.
+                            item = dataclasses.replace(item, usage=(tokens, item.usage[1]))
+                            server.limiter.charge_output(item.usage[1])
                         reply = server.render(item, self.path, body, server.wants_stream(self.path, body), key)
                 self._write(reply)
 

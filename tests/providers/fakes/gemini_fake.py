@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.providers.fakes.base import Answer, Fault, FakeServer, Raw
+from tests.providers.fakes.limits import Limit
 
 QUOTA = "type.googleapis.com/google.rpc.QuotaFailure"
 RETRY = "type.googleapis.com/google.rpc.RetryInfo"
@@ -104,6 +105,18 @@ class GeminiFake(FakeServer):
         if retry:
             details.append({"@type": RETRY, "retryDelay": retry})
         return self.error(429, "RESOURCE_EXHAUSTED", text, details)
+
+    def refusal(self, limit: Limit, wait: float, path: str, body: Any, key: str | None) -> Raw:
+        """Gemini states no headers: the 429 names the quota (per minute or per day) and its value."""
+        model = path.split("/models/")[-1].split(":")[0] if "/models/" in path else "model"
+        period = "PerDay" if limit.window >= 86400 else "PerMinute"
+        tokens = limit.dimension != "requests"
+        metric = "generate_content_free_tier_input_token_count" if tokens else "generate_content_free_tier_requests"
+        quota_id = (f"GenerateContentInputTokensPerModel{period}-FreeTier" if tokens
+                    else f"GenerateRequests{period}PerProjectPerModel-FreeTier")
+        retry = f"{wait:.3f}s"
+        return self._quota(metric, quota_id, str(limit.amount), model, retry,
+                           f"You exceeded your current quota. Please retry in {retry}.")
 
     def fault(self, fault: Fault, stream: bool, key: str | None, model: str) -> Raw:
         name = fault.name

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from tests.providers.fakes.base import Answer, Call, Fault, FakeServer, Raw
+from tests.providers.fakes.limits import openai_headers, openrouter_headers
 
 _ids = itertools.count(1)
 
@@ -18,15 +19,13 @@ class OpenAIFake(FakeServer):
     comments = False
 
     def __init__(self, *, rate_window: tuple[int, float] | None = None, default: Any = None,
-                 limit_headers: bool = True) -> None:
-        super().__init__(rate_window=rate_window, default=default)
-        self.limit_headers = limit_headers
+                 limit_headers: bool = True, **kwargs: Any) -> None:
+        super().__init__(rate_window=rate_window, default=default, **kwargs)
+        self.states_limits = limit_headers
 
-    def rate_headers(self) -> dict[str, str]:
-        if not self.rate_window or not self.limit_headers:
-            return {}
-        limit, window = self.rate_window
-        return {"x-ratelimit-limit-requests": str(int(round(limit * 60 / window)))}
+    def limit_headers(self) -> dict[str, str]:
+        """OpenAI, Groq and vLLM: per dimension limit, remaining, and a Go duration to the full reset."""
+        return openai_headers(self.limiter.view()) if self.limiter is not None and self.states_limits else {}
 
     # -- answers ------------------------------------------------------------------------
 
@@ -157,8 +156,14 @@ class OpenRouterFake(OpenAIFake):
     id_prefix = "gen-"
     comments = True
 
+    limits_on_success = False  # OpenRouter states its limits on its own 429s only
+
     def _base(self, model: str) -> dict[str, Any]:
         return {**super()._base(model), "provider": "FakeUpstream"}
+
+    def limit_headers(self) -> dict[str, str]:
+        """``X-RateLimit-*`` with the reset in epoch milliseconds."""
+        return openrouter_headers(self.limiter.view(), self.clock()) if self.limiter is not None else {}
 
     def error(self, status: int, message: str, type_: str | None, code: str | None,
               headers: dict[str, str] | None = None, metadata: dict[str, Any] | None = None) -> Raw:
