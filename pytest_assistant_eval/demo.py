@@ -16,12 +16,42 @@ from pathlib import Path
 from pytest_assistant_eval.providers.scripted import FAULTS
 
 
+#: The file that makes a folder a demo folder: only such a folder is written into again.
+DEMO_MARK = ".assistant_eval_demo"
+#: What the demo writes inside its folder, and all it ever removes there.
+DEMO_PARTS = ("world", "results", "grading")
+
+
+class DemoFolderRefused(Exception):
+    """``--out`` names a folder the demo did not make; nothing was touched."""
+
+
+def prepare_demo_folder(out: Path) -> None:
+    """Make ``out`` ready for a demo, deleting only what an earlier demo wrote in it.
+
+    A folder holding anything but an earlier demo is refused, never emptied: ``--out .`` once
+    removed a whole project, ``.git`` included.
+    """
+    if out.exists() and not out.is_dir():
+        raise DemoFolderRefused(f"{out} is not a folder; choose another --out")
+    if out.is_dir() and not (out / DEMO_MARK).is_file() and any(out.iterdir()):
+        raise DemoFolderRefused(f"{out} is not empty and not a demo folder; the demo deletes nothing it did not "
+                                "write: choose a new or empty folder for --out (default: _eval_reports/demo)")
+    for part in DEMO_PARTS:
+        shutil.rmtree(out / part, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARK).write_text("A folder written by 'assistant-eval demo'; the next demo replaces its "
+                                 f"{', '.join(DEMO_PARTS)} folders.\n", encoding="utf-8")
+
+
 def demo_command(out: Path, calibration: Path, workers: str) -> int:
     started = time.monotonic()
     out = out.resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    try:
+        prepare_demo_folder(out)
+    except DemoFolderRefused as exc:
+        print(f"assistant-eval demo: {exc}", file=sys.stderr)
+        return 2
     print(f"[1/4] Building the grounding world in {out / 'world'} ...", flush=True)
     from pytest_assistant_eval.world.build import build_world
 
