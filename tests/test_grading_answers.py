@@ -69,7 +69,7 @@ def test_a_fact_stated_with_the_wrong_prefix_is_left_to_the_judge_who_calls_it_w
                                       tool({"energy_kwh": 3}))
     item = only(items, "fact")
     assert item.pending
-    assert item.evidence["numbers_with_the_unit"] == ["3 MWh"]
+    assert item.evidence["numbers_with_the_unit"] == ["3 MWh a year"]
     assert judged[item.id]["verdict"] == "wrong"
     assert outcome["outcome"] == "failed"
 

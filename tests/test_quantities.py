@@ -374,7 +374,7 @@ def test_quantity_equality_ignores_written_decimals():
 
 def test_scale_words_multiply_and_keep_the_unit():
     q = one("about 1.2 million kWh a year")
-    assert (q.value, q.unit, q.text) == (1_200_000, "kWh", "1.2 million kWh")
+    assert (q.value, q.unit, q.text, q.per) == (1_200_000, "kWh", "1.2 million kWh a year", "year")
     assert is_sourced(q, [(1_234_000, "kWh")])
     assert not is_sourced(q, [(1_300_000, "kWh")])
 

@@ -71,6 +71,8 @@ __all__ = [
     "find_calculations",
     "is_constant",
     "canonical_unit",
+    "split_unit",
+    "find_definitions",
 ]
 
 
@@ -213,25 +215,12 @@ class Quantity:
     start: int
     end: int
     decimals: int = field(default=0, compare=False)
+    #: the denominator of a compound unit, canonical ("m²" for EUR/m², "m²/year" for kWh/m²/year)
+    per: str | None = field(default=None, compare=False)
 
     @property
     def dimension(self) -> str | None:
         return UNITS[self.unit][0] if self.unit else None
-
-
-@dataclass(frozen=True)
-class DateMention:
-    """A date or time in a text. ``kind`` is date, time, datetime, month or year.
-
-    ``value`` is ISO-like: ``2026-04-02``, ``09:30``, ``2026-04-02T09:30``,
-    ``--04-02`` (a day without a year), ``2026-04`` (a month), ``2026`` (a year).
-    """
-
-    kind: str
-    value: str
-    text: str
-    start: int
-    end: int
 
 
 @dataclass(frozen=True)
@@ -248,6 +237,25 @@ class Calculation:
     end: int
 
 
+@dataclass(frozen=True)
+class DateMention:
+    """A date or time in a text. ``kind`` is date, time, datetime, month or year.
+
+    ``value`` is ISO-like: ``2026-04-02``, ``09:30``, ``2026-04-02T09:30``,
+    ``--04-02`` (a day without a year), ``2026-04`` (a month), ``2026`` (a year).
+    ``offset`` is the stated time zone in minutes east of UTC (``13:30 UTC`` -> 0,
+    ``14:30 (WEST, UTC+1)`` -> 60, ``...T14:30+01:00`` -> 60), None when no zone is
+    stated; it is not part of equality.
+    """
+
+    kind: str
+    value: str
+    text: str
+    start: int
+    end: int
+    offset: int | None = field(default=None, compare=False)
+
+
 # ---------------------------------------------------------------------------
 # Dates, ids and other spans that are not quantities
 # ---------------------------------------------------------------------------
@@ -261,41 +269,87 @@ _MONTH_ABBR = {m[:3]: n for m, n in _MONTHS.items()} | {"sept": 9}
 _MONTH_RE = "(?:" + "|".join(
     sorted([m.capitalize() for m in _MONTHS] + [a.capitalize() + r"\.?" for a in _MONTH_ABBR], key=len, reverse=True)
 ) + r")(?![A-Za-z])"
+_WEEKDAY_RE = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?"
 _ORD = r"(?:st|nd|rd|th)?"
 _AMPM = r"(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm])(?![A-Za-z]))"
+# What joins the two ends of a range: "7–9 April", "1 to 5 April", "between 7 and 9 April".
+_RANGE_SEP = rf"(?:{_SPACE}*[-–—]{_SPACE}*|{_SPACE}+(?:to|until|till|through|thru|and|&){_SPACE}+)"
+
+# Time zones named after a time, with their offsets in minutes east of UTC.
+_ZONE_OFFSETS = {"z": 0, "utc": 0, "gmt": 0, "wet": 0, "west": 60, "cet": 60, "bst": 60, "cest": 120,
+                 "eet": 120, "eest": 180}
+_ZONE_AFTER_RE = re.compile(
+    # An optional "Lisbon time" / "local summer time" before the zone: "14:30 Lisbon time (WEST, UTC+1)".
+    rf"(?:{_SPACE}*(?:(?:[A-Z][a-z]+|local|summer|winter|standard){_SPACE}+){{1,3}}time)?"
+    rf"{_SPACE}*[(,]?{_SPACE}*(?:in{_SPACE}+)?"
+    rf"(?:(?P<name>UTC|GMT|WEST|WET|CEST|CET|BST|EEST|EET|Z)(?![A-Za-z])"
+    rf"(?:{_SPACE}?(?P<sign>[+\-\u2212]){_SPACE}?(?P<oh>[0-9]{{1,2}})(?::?(?P<om>[0-9]{{2}}))?(?![0-9]))?"
+    # A bare offset only with "+": "15:00-16:30" is a range, not 15:00 at UTC-16:30.
+    rf"|(?P<bsign>\+)(?P<boh>0[0-9]|1[0-4]):(?P<bom>[0-5][0-9])(?![0-9]))"
+)
+# An offset written on its own ("Porto is on UTC+1 from 29 March") is neither a time nor an amount.
+_ZONE_ALONE_RE = re.compile(
+    rf"(?<![A-Za-z])(?:UTC|GMT){_SPACE}?[+\-\u2212]{_SPACE}?[0-9]{{1,2}}(?::?[0-9]{{2}})?(?![0-9])"
+)
 
 _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "iso",
         re.compile(
             r"(?<![0-9])(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})"
-            r"(?:[T ](?P<t>[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])"
+            r"(?:[T ](?P<t>[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?P<z>Z|[+-][0-9]{2}:?[0-9]{2})?)?(?![0-9])"
         ),
     ),
+    ("iso_month", re.compile(r"(?<![0-9\-./])(?P<y>(?:19|20)[0-9]{2})-(?P<m>0[1-9]|1[0-2])(?![0-9]|-[0-9])")),
     (
         "dmy",
         re.compile(
             r"(?<![0-9.,/])(?P<d>[0-9]{1,2})(?P<sep>[./])(?P<m>[0-9]{1,2})(?P=sep)(?P<y>[0-9]{4}|[0-9]{2})(?![0-9]|[.,/][0-9])"
         ),
     ),
+    # "Fri 20/03": a day and month without a year, read as such only after a weekday.
+    (
+        "weekday_dm",
+        re.compile(rf"(?<![A-Za-z]){_WEEKDAY_RE},?{_SPACE}+(?P<d>[0-9]{{1,2}})/(?P<m>[0-9]{{1,2}})(?![0-9/])"),
+    ),
+    # Card expiry: "02/2029" anywhere; "02/29" only after "expires", "exp." or "valid until".
+    ("month_slash", re.compile(r"(?<![0-9./])(?P<m>0?[1-9]|1[0-2])/(?P<y>(?:19|20)[0-9]{2})(?![0-9/])")),
+    (
+        "expiry",
+        re.compile(
+            rf"(?i:expir\w*|exp\.?|valid{_SPACE}+(?:until|till|thru|through|to))[: \u00a0\u202f\u2009]+"
+            r"(?P<m>0[1-9]|1[0-2])/(?P<y>[0-9]{2})(?![0-9/])"
+        ),
+    ),
     (
         "day_month",
         re.compile(
-            rf"(?<![0-9A-Za-z])(?:[0-9]{{1,2}}{_ORD}{_SPACE}*[-–]{_SPACE}*)?(?P<d>[0-9]{{1,2}}){_ORD}(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
+            rf"(?<![0-9A-Za-z.,:])(?:(?P<d0>[0-9]{{1,2}}){_ORD}{_RANGE_SEP})?(?P<d>[0-9]{{1,2}}){_ORD}"
+            rf"(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
     (
         "month_day",
         re.compile(
-            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9:])(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
+            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9:])"
+            rf"(?:{_RANGE_SEP}(?P<d1>[0-9]{{1,2}}){_ORD}(?![0-9:]|{_AMPM}))?"
+            rf"(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
     ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
     (
+        "time_ampm",
+        re.compile(
+            rf"(?<![0-9.,:])(?:(?P<h0>[0-9]{{1,2}})(?::(?P<m0>[0-9]{{2}}))?{_RANGE_SEP})?(?P<h>[0-9]{{1,2}})(?P<ap>{_AMPM})"
+        ),
+    ),
+    (
         "time",
         re.compile(rf"(?<![0-9:.,])(?P<h>[0-9]{{1,2}}):(?P<mi>[0-9]{{2}})(?::(?P<s>[0-9]{{2}}))?(?P<ap>{_AMPM})?(?![0-9]|:[0-9])"),
     ),
-    ("time_ampm", re.compile(rf"(?<![0-9.,:])(?P<h>[0-9]{{1,2}})(?P<ap>{_AMPM})")),
+    # "15h00", the French and Portuguese way of writing 15:00.
+    ("time_h", re.compile(r"(?<![0-9A-Za-z:.,])(?P<h>[01]?[0-9]|2[0-3])h(?P<mi>[0-5][0-9])(?![0-9A-Za-z])")),
+    ("time_word", re.compile(r"(?<![A-Za-z])(?:12[ \u00a0]?)?(?P<word>(?i:noon|midday|midnight))(?![A-Za-z])")),
     (
         "year",
         re.compile(
@@ -303,6 +357,10 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
 ]
+_TIME_KINDS = ("time", "time_h", "time_ampm", "time_word")
+# Patterns whose match may start with the first end of a range, and the group of the second end.
+_RANGE_STARTS = {"day_month": "d0", "time_ampm": "h0"}
+_RANGE_MAIN = {"day_month": "d", "time_ampm": "h"}
 
 
 def _month_number(name: str) -> int:
@@ -319,34 +377,102 @@ def _ampm_hour(h: int, ap: str | None) -> int:
     return h + 12 if pm else h
 
 
-def _date_value(kind: str, m: re.Match[str]) -> tuple[str, str]:
+def _zone_offset(m: re.Match[str]) -> int:
+    """Minutes east of UTC of a ``_ZONE_AFTER_RE`` match ("UTC+1" -> 60, "WEST" -> 60, "+01:00" -> 60)."""
+    if m.group("bsign"):
+        sign = -1 if m.group("bsign") in "-\u2212" else 1
+        return sign * (int(m.group("boh")) * 60 + int(m.group("bom")))
+    base = _ZONE_OFFSETS[m.group("name").lower()]
+    if m.group("sign"):
+        sign = -1 if m.group("sign") in "-\u2212" else 1
+        base += sign * (int(m.group("oh")) * 60 + int(m.group("om") or 0))
+    return base
+
+
+def _iso_offset(z: str | None) -> int | None:
+    if not z:
+        return None
+    if z == "Z":
+        return 0
+    sign = -1 if z[0] == "-" else 1
+    digits = z[1:].replace(":", "")
+    return sign * (int(digits[:2]) * 60 + int(digits[2:]))
+
+
+def _day(year: str | None, month: int, day: int) -> str:
+    return f"{year}-{month:02d}-{day:02d}" if year else f"--{month:02d}-{day:02d}"
+
+
+# One part of a date match: (kind, value, start, end).
+_Part = tuple[str, str, int, int]
+
+
+def _date_parts(kind: str, m: re.Match[str]) -> list[_Part]:
+    """The mentions one match makes; a range makes two ("7–9 April" is 7 April and 9 April)."""
     g = m.groupdict()
+    start, end = m.span()
     if kind == "iso":
         day = f"{g['y']}-{g['m']}-{g['d']}"
         if g["t"]:
-            return "datetime", f"{day}T{g['t'] if len(g['t'].split(':')[0]) == 2 else '0' + g['t']}"
-        return "date", day
-    if kind == "dmy":
-        y = g["y"] if len(g["y"]) == 4 else "20" + g["y"]
-        return "date", f"{y}-{int(g['m']):02d}-{int(g['d']):02d}"
-    if kind in ("day_month", "month_day"):
+            clock = g["t"] if len(g["t"].split(":")[0]) == 2 else "0" + g["t"]
+            return [("datetime", f"{day}T{clock}", start, end)]
+        return [("date", day, start, end)]
+    if kind in ("iso_month", "month_slash", "expiry"):
+        year = g["y"] if len(g["y"]) == 4 else "20" + g["y"]
+        return [("month", f"{year}-{int(g['m']):02d}", m.start("m") if kind == "expiry" else start, end)]
+    if kind in ("dmy", "weekday_dm"):
+        d, mo = int(g["d"]), int(g["m"])
+        if mo > 12 >= d:
+            d, mo = mo, d  # "2/27/2026": only the US order makes a date
+        year = g.get("y")
+        if year and len(year) == 2:
+            year = "20" + year
+        return [("date", _day(year, mo, d), start if kind == "dmy" else m.start("d"), end)]
+    if kind == "day_month":
         mon = _month_number(g["mon"])
-        if g.get("y"):
-            return "date", f"{g['y']}-{mon:02d}-{int(g['d']):02d}"
-        return "date", f"--{mon:02d}-{int(g['d']):02d}"
+        parts = [("date", _day(g["y"], mon, int(g["d"])), m.start("d"), end)]
+        if g["d0"] and int(g["d0"]) < int(g["d"]):
+            parts.insert(0, ("date", _day(g["y"], mon, int(g["d0"])), m.start("d0"), m.end("d0")))
+        return parts
+    if kind == "month_day":
+        mon = _month_number(g["mon"])
+        parts = [("date", _day(g["y"], mon, int(g["d"])), start, m.end("d"))]
+        if g["d1"] and int(g["d1"]) > int(g["d"]):
+            parts.append(("date", _day(g["y"], mon, int(g["d1"])), m.start("d1"), end))
+        else:
+            parts[0] = ("date", parts[0][1], start, end)
+        return parts
     if kind == "month_year":
-        return "month", f"{g['y']}-{_month_number(g['mon']):02d}"
-    if kind in ("time", "time_ampm"):
+        return [("month", f"{g['y']}-{_month_number(g['mon']):02d}", start, end)]
+    if kind in ("time", "time_h"):
         h = _ampm_hour(int(g["h"]), g.get("ap"))
-        value = f"{h:02d}:{g.get('mi') or '00'}"
-        if g.get("s"):
-            value += f":{g['s']}"
-        return "time", value
-    return "year", g["y"]
+        value = f"{h:02d}:{g['mi']}" + (f":{g['s']}" if g.get("s") else "")
+        return [("time", value, start, end)]
+    if kind == "time_ampm":
+        h = _ampm_hour(int(g["h"]), g["ap"])
+        parts = [("time", f"{h:02d}:00", m.start("h"), end)]
+        if g["h0"]:
+            h0, h_end = int(g["h0"]), int(g["h"])
+            # "3–4 pm" is 15:00 to 16:00; "11–12 pm" and "11–1 pm" start in the morning.
+            if h0 <= h_end and not (h_end == 12 and h0 < 12):
+                h0 = _ampm_hour(h0, g["ap"])
+            parts.insert(0, ("time", f"{h0:02d}:{g['m0'] or '00'}", m.start("h0"), m.end("m0") if g["m0"] else m.end("h0")))
+        return parts
+    if kind == "time_word":
+        return [("time", "00:00" if g["word"].lower() == "midnight" else "12:00", start, end)]
+    return [("year", g["y"], m.start("y"), end)]
 
 
 def find_dates(text: str) -> list[DateMention]:
-    """Dates and times in ``text``, in order, never overlapping (the earliest, longest wins)."""
+    """Dates and times in ``text``, in order, never overlapping (the earliest, longest wins).
+
+    A range names both of its ends ("7–9 April", "April 7-9", "1 to 5 April", "3–4 pm");
+    a time followed by a zone ("13:30 UTC", "14:30 Lisbon time (WEST, UTC+1)", "+01:00")
+    carries its offset, and the zone is part of its span; the start of a time range takes
+    the zone of its end ("15:00–16:30 UTC").
+    """
+    zones = [m.span() for m in _ZONE_ALONE_RE.finditer(text)]
+    taken: list[tuple[int, int]] = []
     found: list[DateMention] = []
     for kind, pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
@@ -356,12 +482,39 @@ def find_dates(text: str) -> list[DateMention]:
                 if _UNIT_RE.match(text, end):
                     continue
                 start = m.start("y")
-            if any(start < d.end and d.start < end for d in found):
+            if any(start < e and s < end for s, e in taken) and kind in _RANGE_STARTS and m.group(_RANGE_STARTS[kind]):
+                # "09:30 to 3 April": the range's first end is taken by another mention; the rest is a date.
+                retry = pattern.match(text, m.start(_RANGE_MAIN[kind]))
+                if retry:
+                    m, (start, end) = retry, retry.span()
+            if any(start < e and s < end for s, e in taken) or any(s <= start < e for s, e in zones):
                 continue
-            k, value = _date_value(kind, m)
-            found.append(DateMention(k, value, text[start:end], start, end))
+            offset = _iso_offset(m.group("z")) if kind == "iso" else None
+            if kind in _TIME_KINDS:
+                zm = _ZONE_AFTER_RE.match(text, end)
+                if zm:
+                    offset, end = _zone_offset(zm), zm.end()
+            taken.append((start, end))
+            parts = _date_parts(kind, m)
+            for k, value, s, e in parts:
+                e = end if e == m.end() else e
+                found.append(DateMention(k, value, text[s:e], s, e, offset))
     found.sort(key=lambda d: d.start)
-    return found
+    return _share_range_zones(text, found)
+
+
+_RANGE_GAP_RE = re.compile(rf"^{_RANGE_SEP}$")
+
+
+def _share_range_zones(text: str, found: list[DateMention]) -> list[DateMention]:
+    """"15:00–16:30 UTC": the zone written after a range belongs to both of its ends."""
+    out = list(found)
+    for i in range(len(out) - 1, 0, -1):
+        first, second = out[i - 1], out[i]
+        if (first.kind == "time" and second.kind == "time" and first.offset is None and second.offset is not None
+                and _RANGE_GAP_RE.match(text[first.end: second.start])):
+            out[i - 1] = DateMention(first.kind, first.value, first.text, first.start, first.end, second.offset)
+    return out
 
 
 _ID_RE = re.compile(
@@ -381,6 +534,7 @@ _PHONE_RE = re.compile(rf"(?<![\w+])\+[0-9]{{1,3}}(?:(?:{_SPACE}|-)?[0-9]{{2,4}}
 
 def _blocked_spans(text: str) -> list[tuple[int, int]]:
     spans = [(d.start, d.end) for d in find_dates(text)]
+    spans.extend(m.span() for m in _ZONE_ALONE_RE.finditer(text))
     spans.extend(m.span() for m in _PHONE_RE.finditer(text))
     for m in _ID_RE.finditer(text):
         if any(ch.isdigit() for ch in m.group()):
@@ -415,6 +569,21 @@ _SCALES = {"thousand": 3, "million": 6, "billion": 9, "bn": 9}
 _SCALE_RE = re.compile(rf"{_SPACE}(?P<scale>(?i:thousand|million|billion|bn))(?![A-Za-z0-9])")
 _PREFIX_RE = re.compile(rf"(?:(?<![A-Za-z])(?i:eur|usd|gbp)|[€$£]){_SPACE}?$")
 
+# Powers of ten: "10^6", "10**6", "10⁶" (after a bare 10), "1e6", "1.5 × 10^9" (after any number).
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_EXPONENT = r"(?:(?:\^|\*\*)(?P<exp>[-+\u2212]?[0-9]{1,3})|(?P<sup>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}))"
+_POWER_RE = re.compile(_EXPONENT + r"(?![0-9])")
+_E_NOTATION_RE = re.compile(r"[eE](?P<exp>[-+]?[0-9]{1,3})(?![\w])")
+_TIMES_TEN_RE = re.compile(rf"{_SPACE}?[×xX*·]{_SPACE}?10{_EXPONENT}(?![0-9])")
+# A denominator after a unit: "EUR/m²", "€ per m2", "kWh/m²/year", "km/h", "72 EUR a night".
+_PER_WORDS = {"yr": "year", "years": "year", "annum": "year", "year": "year", "month": "month", "months": "month",
+              "mo": "month", "person": "person", "people": "person", "guest": "person", "seat": "seat"}
+_PER_RE = re.compile(
+    rf"(?:{_SPACE}*/{_SPACE}*|{_SPACE}+(?i:per|an?){_SPACE}+)"
+    rf"(?P<den>(?i:{_alternation(list(_CI_SPELLINGS) + list(_PER_WORDS))})|{_alternation(_CS_SPELLINGS)})"
+    r"(?![A-Za-z0-9_²³])"
+)
+
 
 def _parse_number(m: re.Match[str]) -> tuple[float, int]:
     """The value and the number of decimals written, from a ``_NUMBER_RE`` match."""
@@ -445,13 +614,19 @@ def find_quantities(text: str) -> list[Quantity]:
     """Every number in ``text`` that is a quantity, in order (see the module doc for the rules)."""
     blocked = _blocked_spans(text)
     out: list[Quantity] = []
+    last_end = 0
     for m in _NUMBER_RE.finditer(text):
         start, end = m.span()
         digits_start = m.start(m.lastgroup) if m.lastgroup else start
-        if any(s <= digits_start < e for s, e in blocked):
-            continue
+        if start < last_end or any(s <= digits_start < e for s, e in blocked):
+            continue  # inside the previous quantity ("6" of "10^6") or a date, id or card
         value, decimals = _parse_number(m)
         unit: str | None = None
+        power = _power_after(text, end, m.group(m.lastgroup) if m.lastgroup else "")
+        if power is not None:
+            exponent, end = power
+            value *= 10.0**exponent
+            decimals = max(0, decimals - exponent)
         q_start, q_end = start, end
 
         sm = _SCALE_RE.match(text, end)
@@ -475,13 +650,92 @@ def find_quantities(text: str) -> list[Quantity]:
             if pm and not (window_start + pm.start() > 0 and text[window_start + pm.start() - 1].isalpha()):
                 unit = _CURRENCY_PREFIX[pm.group().strip(" \u00a0\u202f\u2009").lower()]
                 q_start = window_start + pm.start()
+        per = None
+        if unit is not None:
+            per, q_end = _denominator(text, q_end)
         # "-€5" / "€-5" both read as minus five euros.
         if unit in ("EUR", "USD", "GBP") and q_start > 0 and text[q_start - 1] in "-\u2212" and (
             q_start < 2 or not text[q_start - 2].isalnum()
         ):
             value, q_start = -abs(value), q_start - 1
-        out.append(Quantity(value, unit, text[q_start:q_end], q_start, q_end, decimals))
+        out.append(Quantity(value, unit, text[q_start:q_end], q_start, q_end, decimals, per))
+        last_end = q_end
     return out
+
+
+def _power_after(text: str, end: int, digits: str) -> tuple[int, int] | None:
+    """A power of ten written right after a number: ``(exponent, new end)``, else None.
+
+    "10^6", "10**6" and "10⁶" are read only after a bare 10 (so "2^3" stays two numbers);
+    "1e6" and "1.5 × 10^9" after any number.
+    """
+    if digits == "10":
+        pm = _POWER_RE.match(text, end)
+        if pm:
+            return _exponent(pm) - 1, pm.end()  # 10^6 is 10 × 10^5
+    em = _E_NOTATION_RE.match(text, end)
+    if em:
+        return int(em.group("exp")), em.end()
+    tm = _TIMES_TEN_RE.match(text, end)
+    if tm:
+        return _exponent(tm), tm.end()
+    return None
+
+
+def _exponent(m: re.Match[str]) -> int:
+    raw = m.group("exp") if m.group("exp") else m.group("sup").translate(_SUPERSCRIPTS)
+    return int(raw.replace("\u2212", "-"))
+
+
+def _denominator(text: str, end: int) -> tuple[str | None, int]:
+    """The denominator of a compound unit after ``end`` ("/m²/year" -> "m²/year") and where it ends."""
+    parts: list[str] = []
+    while (pm := _PER_RE.match(text, end)) is not None:
+        den = pm.group("den")
+        canon = canonical_unit(den) or _PER_WORDS.get(den.lower())
+        if canon is None or (pm.group().strip(" \u00a0\u202f\u2009/").lower() in ("a", "an") and canon in "mhsB"):
+            break  # "7 EUR a m..." is not a rate; only words follow "a" / "an"
+        parts.append(canon)
+        end = pm.end()
+    return ("/".join(parts) or None), end
+
+
+def split_unit(unit: str | None) -> tuple[str | None, str | None]:
+    """A key's unit split into its canonical numerator and denominator.
+
+    ``"EUR/m²"`` -> ``("EUR", "m²")``, ``"kWh per m2 per year"`` -> ``("kWh", "m²/year")``,
+    ``"km"`` -> ``("km", None)``; ``(None, None)`` when the numerator is not a known unit.
+    """
+    if not unit:
+        return None, None
+    parts = [p.strip() for p in re.split(r"/|\s+per\s+", unit.strip()) if p.strip()]
+    head = canonical_unit(parts[0])
+    if head is None:
+        return None, None
+    dens = [canonical_unit(p) or _PER_WORDS.get(p.lower(), p.lower()) for p in parts[1:]]
+    return head, "/".join(dens) or None
+
+
+def find_definitions(text: str, quantities: Sequence[Quantity] | None = None) -> list[tuple[Quantity, Quantity]]:
+    """Unit definitions written in a text: "1 MB = 10^6 bytes", "1 km (1,000 m)", "1 kWh is 1000 Wh".
+
+    A definition is two quantities of one dimension in different units, one of them 1, that
+    agree, joined by "=", "is", "means", "equals" or a parenthesis. Both sides are general
+    knowledge, not figures someone has to source.
+    """
+    qs = list(quantities) if quantities is not None else find_quantities(text)
+    found: list[tuple[Quantity, Quantity]] = []
+    for a, b in zip(qs, qs[1:]):
+        if not _DEF_GAP.match(text[a.end : b.start]):
+            continue
+        if a.unit is None or b.unit is None or a.unit == b.unit or a.dimension != b.dimension:
+            continue
+        if 1.0 in (a.value, b.value) and same_quantity(a, b, rel_tol=1e-9):
+            found.append((a, b))
+    return found
+
+
+_DEF_GAP = re.compile(rf"^{_SPACE}*(?:=|≡|≈|\(|:|(?i:is|equals|means|is equal to|is the same as)){_SPACE}*$")
 
 
 # ---------------------------------------------------------------------------
@@ -674,7 +928,7 @@ CONSTANTS: frozenset[tuple[float, str | None]] = frozenset(
     {
         (0.0, None), (1.0, None), (2.0, None), (7.0, None), (12.0, None), (24.0, None),
         (52.0, None), (60.0, None), (100.0, None), (365.0, None), (1000.0, None), (1024.0, None),
-        (3600.0, None),
+        (3600.0, None), (1e6, None), (1e9, None), (1e12, None),
         (7.0, "day"), (365.0, "day"), (1.0, "day"), (1.0, "week"), (24.0, "h"), (1.0, "h"),
         (60.0, "min"), (60.0, "s"), (3600.0, "s"), (0.0, "%"), (100.0, "%"),
     }
