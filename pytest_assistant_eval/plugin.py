@@ -211,6 +211,7 @@ class ProgressReporter:
         self.config = config
         self.progress = progress
 
+    @pytest.hookimpl(trylast=True)  # after pytest has written the cell's letter
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
             return
@@ -223,6 +224,9 @@ class ProgressReporter:
         line = self.progress.tick()
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if line and reporter is not None:
+            writer = getattr(reporter, "_tw", None)
+            if writer is not None and writer.width_of_current_line:
+                writer.line()  # under xdist pytest's letters leave the line open: never glue onto them
             reporter.ensure_newline()
             reporter.write_line(line)
 

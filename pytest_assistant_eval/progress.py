@@ -47,7 +47,7 @@ class Progress:
         c = self.counts
         left = max(self.total - self.finished, 0)
         return (f"assistant-eval: {self.finished}/{self.total} cells · done {c.get('done', 0)} · kept {c.get('kept', 0)}"
-                f" · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)}"
+                f" · unsaved {c.get('unsaved', 0)} · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)}"
                 f" · not asked today {c.get('left', 0)}{self.wait_text()} · left {left}")
 
     def wait_text(self) -> str:
@@ -57,9 +57,12 @@ class Progress:
         return text
 
     def tick(self) -> str | None:
-        """A progress line at most every ``every_seconds``, and always for the last cell."""
+        """A progress line at most every ``every_seconds``; none for the last cell, whose tally
+        the summary prints (it was printed twice)."""
         now = self.clock()
-        if self.finished >= self.total or now - self._last >= self.every_seconds:
+        if self.finished >= self.total:
+            return None
+        if now - self._last >= self.every_seconds:
             self._last = now
             return self.line()
         return None

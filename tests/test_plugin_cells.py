@@ -143,6 +143,15 @@ def test_the_progress_line_counts_every_finished_cell(basic_runs, workers):
     result.stdout.fnmatch_lines([f"assistant-eval: {planned}/{planned} cells · done {planned} · kept 0 *· left 0"])
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_progress_line_starts_its_own_line_and_the_closing_tally_prints_once(basic_runs, workers):
+    result, out = basic_runs[workers]
+    planned = len(records(out))
+    tallies = [line for line in result.outlines if "assistant-eval:" in line and " cells · " in line]
+    assert tallies and all(line.startswith("assistant-eval: ") for line in tallies), tallies
+    assert len([line for line in tallies if line.startswith(f"assistant-eval: {planned}/{planned} ")]) == 1
+
+
 # -- selection --------------------------------------------------------------------------
 def test_k_selects_exactly_the_named_cells(pytester, calibration_dir, world_dir, tmp_path):
     out = tmp_path / "results"

@@ -21,10 +21,10 @@ def test_the_line_counts_done_kept_not_applicable_skipped_and_left():
     progress.add("na", "passed")
     progress.add("skipped", "passed")
     line = progress.line()
-    assert "4/5 cells · done 1 · kept 1 · n/a 1 · skipped 1" in line and line.endswith("left 1")
+    assert "4/5 cells · done 1 · kept 1 · unsaved 0 · n/a 1 · skipped 1" in line and line.endswith("left 1")
 
 
-def test_a_line_is_printed_at_most_every_few_seconds_and_always_for_the_last_cell():
+def test_a_line_is_printed_at_most_every_few_seconds_and_the_last_one_only_in_the_summary():
     clock = Clock()
     progress = Progress(total=3, every_seconds=2.0, clock=clock)
     clock.now = 5.0
@@ -33,9 +33,17 @@ def test_a_line_is_printed_at_most_every_few_seconds_and_always_for_the_last_cel
     clock.now = 5.5
     progress.add("done", "passed")
     assert progress.tick() is None
-    clock.now = 5.6
+    clock.now = 9.6
     progress.add("done", "passed")
-    assert progress.tick() is not None
+    assert progress.tick() is None  # the closing tally is printed once, by the summary
+    assert progress.summary_lines()[0] == progress.line()
+
+
+def test_unsaved_cells_have_their_own_column():
+    progress = Progress(total=3)
+    progress.add("unsaved", "passed", "G01__basic__r1: nothing was saved", cell="G01__basic__r1", code="key")
+    progress.add("done", "passed")
+    assert "2/3 cells · done 1 · kept 0 · unsaved 1 ·" in progress.line()
 
 
 def test_requests_and_waits_are_shown_when_there_are_any():
