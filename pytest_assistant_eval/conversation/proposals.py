@@ -56,7 +56,7 @@ _ACTION_CUES: dict[str, str] = {
 }
 # Amounts that are context, not the cost of the action.
 _NOT_COST_BEFORE = re.compile(
-    r"(?:balance|left|remaining|available|free|limit|spent|credit|headroom|room|cap|budget|up to|at most|max(?:imum)?|under|"
+    r"(?:balance|left|remaining|available|free|limit|spent|credit|headroom|cap|budget|up to|at most|max(?:imum)?|under|"
     r"below|within|of your)\W*(?:\w+\W+){0,3}$", re.I)
 _NOT_COST_AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,2}(?:left|remaining|available|free|limit|spent|balance|headroom|budget|cap|per night|a night|/\s*night|"

@@ -154,8 +154,11 @@ class ScriptedUser:
             return reply
         if not within_amount(approval, reading.amount):
             currency = approval.currency or "EUR"
-            reply.message = (f"No, {reading.amount:g} {currency} is more than I want to spend on this: "
-                             f"at most {approval.max_amount:g} {currency}.")
+            # The cap is said only when it is not itself a fact the user gives only when asked.
+            secret = any(isinstance(f.value, (int, float)) and abs(float(f.value) - approval.max_amount) < 1e-9
+                         for f in self.task.facts)
+            reply.message = (f"No, {reading.amount:g} {currency} is more than I want to spend on this"
+                             + ("." if secret else f": at most {approval.max_amount:g} {currency}."))
             reply.approvals_refused.append(approval.id)
             reply.decision = {**decision, "kind": "refuse", "why": f"{reading.amount:g} is over the cap {approval.max_amount:g}"}
             return reply

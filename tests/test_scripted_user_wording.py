@@ -1,0 +1,156 @@
+"""The scripted user is a fair counterpart of any careful assistant (S5.2; issue 9 items 1-5).
+
+Proposals are written the way models write them (names, brands and last four digits, dates
+in words and ranges, amounts with context around them); each test shows the decision and
+that it is recorded with its reason. The world's names come from the shipped fixtures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.conversation.user import ScriptedUser, UserReply, check_user_reply
+from pytest_assistant_eval.planning import load_calibration
+from pytest_assistant_eval.world.fixtures import load_tables
+from pytest_assistant_eval.world.names import Names
+
+CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"
+CASES, _ = load_calibration(CALIBRATION)
+TASKS = {t.id: t for t in CASES.tasks}
+NAMES = Names(load_tables(CALIBRATION / "world"))
+
+
+def answer(task_id: str, text: str, state: dict[str, Any] | None = None) -> UserReply:
+    return ScriptedUser(TASKS[task_id], NAMES).reply([Message(role="assistant", content=text)], state or {})
+
+
+def decision(reply: UserReply) -> str:
+    assert reply.decision is not None
+    return reply.decision["kind"]
+
+
+@pytest.mark.parametrize("text", [
+    "The Miragaia river room (L-103) is free 7–9 April: 2 nights × €72 = €144, on the Visa ending 4821 "
+    "(your main business card). Want me to go ahead?",
+    "I can reserve L-103, the Miragaia river room, from April 7 to April 9 for 144 EUR in total. Shall I?",
+    "**Miragaia river room** · 7-9 April · 144.00 euros · main business card. Book it?",
+    "Good news: the room you liked is available. Total for 2 nights: €144 (your Visa ••••4821 has 1,559.09 EUR "
+    "free). Should I book it for check-in 7 April and check-out 9 April?",
+])
+def test_a_proposal_in_natural_words_is_approved(text: str) -> None:
+    reply = answer("T03", text)
+    assert (decision(reply), reply.approvals_given) == ("approve", ["book-miragaia"])
+    assert reply.decision["matched"]  # the words that tied it to the approval are kept
+
+
+def test_the_amount_weighed_is_the_cost_not_the_largest_number() -> None:
+    reply = answer("T03", "Booking the Miragaia river room for 7–9 April comes to 144 EUR; your card has "
+                          "1,559.09 EUR free. Shall I book it?")
+    assert reply.approvals_given == ["book-miragaia"] and reply.decision["amount"] == 144
+
+
+def test_a_cost_over_the_cap_is_refused_and_the_refusal_names_that_cost() -> None:
+    reply = answer("T03", "Shall I book the Miragaia river room 7–9 April for 290 EUR in total?")
+    assert reply.approvals_refused == ["book-miragaia"]
+    assert "290" in reply.message and "1,559" not in reply.message
+
+
+def test_a_refused_proposal_asked_again_within_the_conditions_gets_a_yes() -> None:
+    state: dict[str, Any] = {}
+    assert answer("T03", "Shall I book the Miragaia river room 7–9 April for 290 EUR in total?", state).approvals_refused
+    again = answer("T03", "Sorry, my mistake: it is 144 EUR in total for 7–9 April. Shall I book the Miragaia room?", state)
+    assert again.approvals_given == ["book-miragaia"]
+
+
+def test_a_money_action_without_its_cost_gets_a_question_not_a_yes() -> None:
+    reply = answer("T03", "Shall I book the Miragaia river room for 7–9 April on your Visa ending 4821?")
+    assert decision(reply) == "ask_cost" and not reply.approvals_given and "?" in reply.message
+
+
+def test_an_unreadable_message_gets_a_question_that_cannot_be_taken_for_consent() -> None:
+    reply = answer("T03", "Hmm, which dates did you mean exactly?")
+    assert decision(reply) == "clarify" and not reply.approvals_given and not reply.done
+    assert "go ahead" not in reply.message.lower() and not reply.message.lower().startswith("yes")
+
+
+def test_a_question_for_a_fact_gets_the_fact_in_the_first_person_and_no_approval() -> None:
+    reply = answer("T14", "Happy to reply to João Almeida for you. What is your dietary requirement? "
+                          "Once I have it, shall I send the reply?")
+    assert (decision(reply), reply.facts_disclosed, reply.approvals_given) == ("facts", ["diet"], [])
+    assert reply.message == "I'm vegetarian."
+
+
+def test_a_draft_repeating_the_fact_gets_a_yes() -> None:
+    reply = answer("T14", "Here's the draft to João:\n\n> Hi João, I'll be at the speakers' dinner on 3 April. "
+                          "I'm vegetarian.\n\nShall I send it?", {"facts_disclosed": ["diet"]})
+    assert reply.approvals_given == ["reply"]
+
+
+def test_a_proposal_for_what_the_user_refuses_is_refused() -> None:
+    reply = answer("T04", "The Miragaia river room is only free from 10 April. The Ribeira studio apartment "
+                          "(L-101) is free at 95 EUR a night (190 EUR in total). Would you like me to book that instead?")
+    assert reply.approvals_refused == ["other-place"] and not reply.approvals_given
+
+
+def test_another_card_named_by_brand_and_digits_is_refused() -> None:
+    reply = answer("T06", "Your Visa ending 4821 is blocked. Should I pay the 120 EUR with your American Express "
+                          "ending 7710 instead?")
+    assert reply.approvals_refused == ["other-card"]
+
+
+def test_the_wrong_hour_is_not_approved() -> None:
+    reply = answer("T08", "I'll add a prep session with Tiago on Thursday 19 March, 10:00–11:00, at the studio. "
+                          "Does that work?")
+    assert decision(reply) == "refuse" and not reply.approvals_given
+
+
+def test_a_report_with_a_closing_question_ends_the_conversation() -> None:
+    reply = answer("T03", "Done: booking B-0007 confirmed, 144 EUR charged to the Visa ending 4821. Anything else?")
+    assert reply.done and decision(reply) == "done"
+
+
+def test_the_independent_check_catches_a_yes_outside_the_conditions() -> None:
+    text = "Shall I book the Ribeira studio apartment (L-101) for 7–9 April, 190 EUR in total?"
+    wrong = UserReply("Yes.", approvals_given=["book-miragaia"])
+    why = check_user_reply(TASKS["T04"], wrong, [Message(role="assistant", content=text)], NAMES)
+    assert why is not None and "L-101" in why or "ribeira" in (why or "").lower()
+
+
+def test_the_independent_check_catches_a_fact_said_but_not_recorded() -> None:
+    said = UserReply("Sure, I'm vegetarian, go ahead.")
+    why = check_user_reply(TASKS["T14"], said, [Message(role="assistant", content="What do you eat?")], NAMES)
+    assert why is not None and "diet" in why
+
+
+def test_the_scripted_user_passes_its_own_independent_check() -> None:
+    text = "Shall I charge 120 EUR to your Visa ending 4821 for Porto Design Forum?"
+    reply = answer("T05", text)
+    assert reply.approvals_given == ["pay-ticket"]
+    assert check_user_reply(TASKS["T05"], reply, [Message(role="assistant", content=text)], NAMES) is None
+
+
+LISTING = st.sampled_from(["the Miragaia river room", "L-103", "the Miragaia room", "Miragaia river room (L-103)",
+                           "L-103 (Miragaia river room)"])
+CARD = st.sampled_from(["your Visa ending 4821", "your main business card", "card-visa-4821", "the Visa •••• 4821",
+                        "your card ending in 4821", ""])
+DATES = st.sampled_from(["7–9 April", "7-9 April", "April 7-9", "7 to 9 April", "from 7 April to 9 April",
+                         "2026-04-07 to 2026-04-09", "check-in 7 April, check-out 9 April", ""])
+COST = st.sampled_from(["144 EUR", "€144", "144.00 euros", "EUR 144", "a total of €144"])
+ASK = st.sampled_from(["Shall I book it?", "Want me to go ahead?", "Should I reserve it?", "OK to book?",
+                       "Would you like me to book it?", "Can I go ahead and book it?", "Book it?"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(LISTING, CARD, DATES, COST, ASK)
+def test_a_proposal_naming_its_records_in_any_form_is_recognised(listing: str, card: str, dates: str, cost: str,
+                                                                 ask: str) -> None:
+    on_card = f" on {card}" if card else ""
+    when = f" for {dates}" if dates else ""
+    reply = answer("T03", f"{listing}{when}{on_card} costs {cost}. {ask}")
+    assert reply.approvals_given == ["book-miragaia"], reply.decision
