@@ -12,7 +12,8 @@ the tools and the conversation) and never the case files.
     python tests/corpus/relay.py reply --dir D --call NAME '{"a": 1}' # or with tool calls
     python tests/corpus/relay.py label --dir D good|FAULT --note "..." # label this conversation
 
-A request sent again (a retry) reuses its number and its reply, so a retry never asks twice.
+A request sent again at once (a retry) reuses its number and its reply, so a retry never asks
+twice; the same body later (a repeat of a cell) is a new request.
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ def _request_number(folder: Path, body: dict[str, Any]) -> int:
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
     index_path = folder / "index.json"
     with _lock:
-        index = json.loads(index_path.read_text()) if index_path.exists() else {}
-        if digest in index:
-            return int(index[digest])
-        number = len(index) + 1
-        index[digest] = number
+        index = json.loads(index_path.read_text()) if index_path.exists() else {"last": None, "count": 0}
+        if index["last"] == digest:
+            # A retry follows its original at once. The same body later is a new conversation
+            # that opens like an earlier one (a repeat of a cell), and needs its own answer.
+            return int(index["count"])
+        number = index["count"] + 1
+        index.update(last=digest, count=number)
         record = {"n": number, "conversation": _conversation_key(body), "body": body}
         _atomic_write(folder / "requests" / f"{number:04d}.json", json.dumps(record, ensure_ascii=False))
         _atomic_write(index_path, json.dumps(index))
