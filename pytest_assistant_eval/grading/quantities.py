@@ -73,6 +73,7 @@ __all__ = [
     "canonical_unit",
     "split_unit",
     "find_definitions",
+    "zone_offset",
 ]
 
 
@@ -179,7 +180,7 @@ def _alternation(spellings: Iterable[str]) -> str:
 
 _UNIT_RE = re.compile(
     rf"(?P<gap>{_SPACE}?)(?P<unit>(?i:{_alternation(_CI_SPELLINGS)})|{_alternation(_CS_SPELLINGS)})"
-    r"(?![A-Za-z0-9_²³])"
+    r"(?![A-Za-z0-9²³])"
 )
 
 
@@ -389,6 +390,15 @@ def _zone_offset(m: re.Match[str]) -> int:
     return base
 
 
+def zone_offset(zone: str | None) -> int | None:
+    """Minutes east of UTC of a written time zone ("UTC" -> 0, "UTC+1" -> 60, "WEST" -> 60,
+    "+01:00" -> 60), or None when it names none the reader knows ("Lisbon time")."""
+    if not zone:
+        return None
+    m = _ZONE_AFTER_RE.fullmatch(" " + zone.strip())
+    return _zone_offset(m) if m else None
+
+
 def _iso_offset(z: str | None) -> int | None:
     if not z:
         return None
@@ -518,8 +528,9 @@ def _share_range_zones(text: str, found: list[DateMention]) -> list[DateMention]
 
 
 _ID_RE = re.compile(
-    r"(?<![\w#])[A-Za-z][A-Za-z0-9]*(?:[-_#][A-Za-z0-9]+)+(?![\w])"
-    r"|(?<![\w])#[0-9]+(?![\w])"
+    # Bounded by anything but letters and digits: "_L-103_" is markdown italics around an id.
+    r"(?<![^\W_])(?<!#)[A-Za-z][A-Za-z0-9]*(?:[-_#][A-Za-z0-9]+)+(?![^\W_])"
+    r"|(?<![^\W_])#[0-9]+(?![^\W_])"
 )
 _CARD_RE = re.compile(
     rf"(?i:(?:ending|ends)(?:{_SPACE}+(?:in|with))?|last{_SPACE}+(?:four|4)(?:{_SPACE}+digits)?(?:{_SPACE}+(?:are|of))?)"
@@ -551,8 +562,8 @@ def _blocked_spans(text: str) -> list[tuple[int, int]]:
 
 _NUMBER_RE = re.compile(
     rf"""
-    (?:(?<![\w.,])(?P<sign>[-+\u2212]))?
-    (?<![\w.,])
+    (?:(?<![^\W_])(?<![.,])(?P<sign>[-+\u2212]))?
+    (?<![^\W_])(?<![.,])                                                # "_144 EUR_" is markdown, not a word
     (?:
         (?P<en>[0-9]{{1,3}}(?:,[0-9]{{3}})+(?:\.[0-9]+)?)               # 1,050 / 1,050.5
       | (?P<dots>[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?:,[0-9]+)?)         # 1.050.000 / 1.050.000,5
@@ -581,7 +592,7 @@ _PER_WORDS = {"yr": "year", "years": "year", "annum": "year", "year": "year", "m
 _PER_RE = re.compile(
     rf"(?:{_SPACE}*/{_SPACE}*|{_SPACE}+(?i:per|an?){_SPACE}+)"
     rf"(?P<den>(?i:{_alternation(list(_CI_SPELLINGS) + list(_PER_WORDS))})|{_alternation(_CS_SPELLINGS)})"
-    r"(?![A-Za-z0-9_²³])"
+    r"(?![A-Za-z0-9²³])"
 )
 
 
