@@ -21,7 +21,8 @@ from pytest_assistant_eval.grading.tasks import CheckResult, TaskGrade, task_out
 def item(iid: str, kind: str = "fact", verdict: str | None = None, critical: bool = False, **evidence) -> Item:
     allowed = ("right", "wrong") if kind in ("number", "forbidden", "claim") else ("right", "missing", "wrong")
     it = Item(id=iid, kind=kind, text=iid, allowed=allowed, critical=critical, evidence=dict(evidence))
-    return settle(it, verdict) if verdict else it
+    # Only a judge gives missing or wrong (a check settles only right, S6.1).
+    return settle(it, verdict, by="check" if verdict == "right" else "judge") if verdict else it
 
 
 def outcome(items: list[Item], verdicts: dict[str, str] | None = None, **flags) -> dict:

@@ -1,7 +1,7 @@
 """Graded items and verdicts (S6.2): what a check could not settle waits for a judge.
 
-A check may only settle that an item is right (or, for a claim it can prove false from
-structure, say so in its evidence); every other finding is an ``Item`` with the verdicts
+A check may only settle that an item is right (``settle`` refuses anything else from a
+check; a claim it can prove false from structure says so in its evidence); every other finding is an ``Item`` with the verdicts
 it allows. The judge (a model, the offline rules, or the owner) gives the rest.
 """
 
@@ -56,8 +56,13 @@ class Item:
 
 
 def settle(item: Item, verdict: str, by: str = "check") -> Item:
+    """Settle an item. A check (``by="check"``) may only settle it right (S6.1): code that
+    finds something wrong records its evidence and leaves the verdict to a judge, so a
+    misreading of natural wording can never fail a run by itself."""
     if verdict not in item.allowed:
         raise ValueError(f"{item.id}: verdict {verdict!r} is not among {item.allowed}")
+    if by == "check" and verdict != "right":
+        raise ValueError(f"{item.id}: a check settles only 'right'; {verdict!r} is for a judge")
     item.verdict = verdict
     item.settled_by = by
     return item

@@ -2,13 +2,17 @@
 
 It is deterministic and labelled as such in every graded cell (grader
 ``scripted:rules``, ``deterministic: true``). It reads only what a model judge would
-be shown: the items with their evidence. Rules:
+be shown: the items with their evidence. The checks settle only what they prove right
+(S6.1), so everything wrong is decided here, from the evidence the checks recorded:
 
-- a fact: a value with the fact's unit that differs from the key is ``wrong``; no such
-  value is ``missing``; a yes/no or text fact not found is ``missing``;
-- a number with no tool source: ``wrong`` (invented) — shown calculations and
-  constants were already accepted by the checks;
-- a forbidden-claim match: ``right`` (code found no clear assertion, so it reads as negated);
+- a fact: the answer states other values of the fact's kind (``values_of_the_kind``:
+  3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
+  older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
+  ``missing``;
+- a number with no tool source: ``wrong`` (invented) — shown calculations, constants,
+  definitions and earlier answers were already accepted by the checks;
+- a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
+  it is negated ("so that address won't reach her any more"), asked or only supposed;
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``.
 """
@@ -22,23 +26,44 @@ from pytest_assistant_eval.grading.items import Item
 JUDGE_ID = "scripted:rules"
 
 
+def _fact(item: Item) -> tuple[str, str]:
+    others = item.evidence.get("values_of_the_kind") or item.evidence.get("numbers_with_the_unit")
+    if others:
+        return "wrong", f"the answer states another value of the fact's kind: {', '.join(map(str, others[:3]))}"[:200]
+    return "missing", "the value is not stated"
+
+
+def _forbidden(item: Item) -> tuple[str, str]:
+    evidence = item.evidence
+    if evidence.get("clearly_asserted"):
+        return "wrong", "the sentence asserts the forbidden claim"
+    if evidence.get("question"):
+        return "right", "the matching sentence only asks"
+    if evidence.get("conditional"):
+        return "right", "the matching sentence only supposes it"
+    return "right", "the matching sentence is negated"
+
+
+def verdict_for(item: Item) -> tuple[str, str]:
+    """The rules' verdict and reason for one open item."""
+    if item.kind == "fact":
+        return _fact(item)
+    if item.kind == "number":
+        return "wrong", "no tool result, calculation or constant gives this number"
+    if item.kind == "forbidden":
+        return _forbidden(item)
+    if item.kind in ("no_data", "failed_run"):
+        return "missing", "the answer does not say so"
+    if item.kind == "claim":
+        return "wrong", "no service call backs this claim"
+    return item.allowed[-1], "no rule for this item"
+
+
 def judge_items(items: list[Item]) -> dict[str, dict[str, Any]]:
     verdicts: dict[str, dict[str, Any]] = {}
     for item in items:
         if not item.pending:
             continue
-        if item.kind == "fact":
-            verdict = "wrong" if item.evidence.get("numbers_with_the_unit") else "missing"
-            reason = "a value with the fact's unit differs from the key" if verdict == "wrong" else "the value is not stated"
-        elif item.kind == "number":
-            verdict, reason = "wrong", "no tool result, calculation or constant gives this number"
-        elif item.kind == "forbidden":
-            verdict, reason = "right", "the matching sentence is negated"
-        elif item.kind in ("no_data", "failed_run"):
-            verdict, reason = "missing", "the answer does not say so"
-        elif item.kind == "claim":
-            verdict, reason = "wrong", "no service call backs this claim"
-        else:
-            verdict, reason = item.allowed[-1], "no rule for this item"
+        verdict, reason = verdict_for(item)
         verdicts[item.id] = {"verdict": verdict, "confidence": 1.0, "reason": reason}
     return verdicts
