@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_assistant_eval.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
-from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer, sources_of
+from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer, sources_of, tool_description_texts
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome
 from pytest_assistant_eval.grading.quantities import find_quantities, is_constant, is_sourced
@@ -175,11 +175,12 @@ def test_digits_inside_ids_of_tool_results_count_as_seen():
 FORBIDDEN = (ForbiddenClaim(pattern=r"\bpaid in full\b", why="the booking was only half paid"),)
 
 
-def test_a_forbidden_claim_clearly_asserted_is_wrong():
-    items, _, _, outcome = grade(key(forbidden=FORBIDDEN), "The booking was paid in full.")
+def test_a_forbidden_claim_clearly_asserted_is_left_to_the_judge_who_calls_it_wrong():
+    items, _, judged, outcome = grade(key(forbidden=FORBIDDEN), "The booking was paid in full.")
     item = only(items, "forbidden")
-    assert item.verdict == "wrong"
+    assert item.pending  # S6.1: a check settles only right
     assert item.evidence["clearly_asserted"] is True
+    assert judged[item.id]["verdict"] == "wrong"
     assert outcome["outcome"] == "failed"
 
 
@@ -309,7 +310,7 @@ def test_property_any_number_taken_from_a_tool_result_is_sourced(data, pick):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tool_results(), number=st.integers(min_value=100_001, max_value=999_999))
 def test_property_a_number_in_no_result_and_no_constant_is_flagged(data, number):
-    sources = sources_of([tool(data)], [])
+    sources = sources_of([tool(data)], [], tool_description_texts())  # the tools' descriptions are seen too
     (q,) = find_quantities(f"{number}")
     if is_sourced(q, sources) or is_constant(q):
         return  # drawn onto a real source by chance

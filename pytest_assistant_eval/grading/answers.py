@@ -2,40 +2,55 @@
 forbidden claims, "the data does not answer", the failed run and escalation.
 
 Input is one turn of a cell record (its final answer, the tool results the assistant
-saw up to it, the user's texts) and the key entry; output is the list of items, some
-settled right by code, the rest waiting for a judge, plus the flags the outcome needs.
+saw up to it, the tools' descriptions, the user's texts, the answers of earlier turns)
+and the key entry; output is the list of items, some settled right by code, the rest
+waiting for a judge, plus the flags the outcome needs.
+
+A check only ever settles an item **right** (S6.1): what it cannot prove right goes to a
+judge with the evidence it found (the values of the fact's kind the answer states, the
+stance of a forbidden claim's sentence). It reads natural wording through
+``quantities`` (numbers, units, dates) and ``wording`` (dates as key values, "no data"
+phrasings, negation); it never reads the key's exact phrasing only.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pytest_assistant_eval.cases.matchers import normalise_text
-from pytest_assistant_eval.cases.model import Fact, KeyEntry
+from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.grading.quantities import (
+    UNITS,
+    DateMention,
     Quantity,
-    canonical_unit,
     find_calculations,
+    find_dates,
+    find_definitions,
     find_quantities,
     is_constant,
     is_sourced,
     numbers_in_json,
     same_quantity,
+    split_unit,
+)
+from pytest_assistant_eval.grading.wording import (
+    Moment,
+    claim_stance,
+    moment_of_value,
+    read_moment,
+    says_failed,
+    says_no_data,
 )
 
-NO_DATA_PHRASES = (
-    r"data (?:does not|doesn't|do not|don't|cannot|can't) (?:answer|say|show|tell|contain|include|record)",
-    r"(?:no|not any) (?:record|data|information|entry|entries)",
-    r"not (?:in|recorded in|part of) the (?:data|records|services)",
-    r"(?:cannot|can't|could not|couldn't) (?:find|tell|determine|answer) (?:this|that|it)? ?from the (?:data|records|services)",
-    r"the services (?:do not|don't) (?:hold|record|have)",
-)
-FAILED_WORDS = re.compile(r"\b(?:fail(?:ed|s|ure)?|did not (?:succeed|complete|run)|unsuccessful|error)\b", re.I)
-NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|neither|nor|isn't|wasn't|aren't|weren't|doesn't|didn't|cannot|can't|without)\b", re.I)
+__all__ = ["AnswerFlags", "check_answer", "sources_of", "tool_description_texts", "has_escalation", "says_no_data"]
+
+Source = tuple[float, str | None]
 
 
 @dataclass
@@ -56,8 +71,9 @@ def has_escalation(answer: str, sentence: str) -> bool:
     return bool(sentence) and normalise_space(sentence).lower() in normalise_space(answer).lower()
 
 
-def says_no_data(answer: str) -> bool:
-    return any(re.search(p, answer, re.I) for p in NO_DATA_PHRASES)
+# ---------------------------------------------------------------------------
+# What the assistant saw: the sources of numbers
+# ---------------------------------------------------------------------------
 
 
 def _strings(obj: Any) -> list[str]:
@@ -70,11 +86,11 @@ def _strings(obj: Any) -> list[str]:
     return []
 
 
-def sources_of(tool_texts: list[str], user_texts: list[str]) -> list[tuple[float, str | None]]:
+def sources_of(tool_texts: Iterable[str], user_texts: Iterable[str], other_texts: Iterable[str] = ()) -> list[Source]:
     """Every number the assistant saw: in tool results (numbers with unit hints from their
-    keys, and numbers written inside strings: last four digits, phone numbers, details) and
-    in the user's texts."""
-    sources: list[tuple[float, str | None]] = []
+    keys, and numbers written inside strings: last four digits, phone numbers, details), in
+    the user's texts and in ``other_texts`` (tool descriptions, earlier answers)."""
+    sources: list[Source] = []
     for text in tool_texts:
         try:
             data = json.loads(text)
@@ -89,48 +105,130 @@ def sources_of(tool_texts: list[str], user_texts: list[str]) -> list[tuple[float
                 sources.extend((q.value, q.unit) for q in find_quantities(string))
                 # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710).
                 sources.extend((float(m.group()), None) for m in re.finditer(r"\d+(?:\.\d+)?", string))
-    for text in user_texts:
+    for text in [*user_texts, *other_texts]:
         sources.extend((q.value, q.unit) for q in find_quantities(text))
     return sources
 
 
-def _fact_quantity(fact: Fact) -> tuple[float, str | None] | None:
-    if isinstance(fact.value, bool) or not isinstance(fact.value, (int, float)):
-        return None
-    unit = canonical_unit(fact.unit) if fact.unit else None
-    if fact.unit and unit is None:
-        return None  # a unit the parser does not know: compared as text, else judged
-    return float(fact.value), unit
+@lru_cache(maxsize=64)
+def _descriptions(names: tuple[str, ...] | None) -> tuple[str, ...]:
+    from pytest_assistant_eval.world.tools import tool_specs
+
+    texts: list[str] = []
+    for spec in tool_specs():
+        if names is None or spec.name in names:
+            texts.append(spec.description)
+            texts.extend(_strings_named(spec.parameters, "description"))
+    return tuple(texts)
 
 
-def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: AnswerFlags) -> Item:
+def _strings_named(obj: Any, name: str) -> list[str]:
+    if isinstance(obj, dict):
+        own = [v for k, v in obj.items() if k == name and isinstance(v, str)]
+        return own + [s for v in obj.values() for s in _strings_named(v, name)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings_named(v, name)]
+    return []
+
+
+@lru_cache(maxsize=64)
+def _sources_of_texts(texts: tuple[str, ...]) -> list[Source]:
+    """The numbers of fixed texts (the tools' descriptions), read once per set."""
+    return [(q.value, q.unit) for text in texts for q in find_quantities(text)]
+
+
+def tool_description_texts(names: Iterable[str] | None = None) -> tuple[str, ...]:
+    """The descriptions (tool and parameters) of the world's tools named, all when None.
+
+    The assistant reads them with every request, so a number there ("1 MB = 10^6 bytes")
+    is a number it was given. A record lists its level's tools by name (``record["tools"]``).
+    """
+    return _descriptions(tuple(sorted(names)) if names is not None else None)
+
+
+# ---------------------------------------------------------------------------
+# Facts
+# ---------------------------------------------------------------------------
+
+
+def _fact_item(fact: Fact) -> Item:
     unit = f" {fact.unit}" if fact.unit else ""
-    item = Item(id=f"fact:{fact.id}", kind="fact", text=f"{fact.statement}: {fact.value}{unit}",
+    return Item(id=f"fact:{fact.id}", kind="fact", text=f"{fact.statement}: {fact.value}{unit}",
                 allowed=("right", "missing", "wrong"), critical=fact.critical,
                 evidence={"value": fact.value, "unit": fact.unit})
+
+
+def _fact_quantity(fact: Fact) -> tuple[float, str | None, str | None] | None:
+    """(value, canonical unit, denominator) of a number fact; None for a unit the parser does not know."""
+    if isinstance(fact.value, bool) or not isinstance(fact.value, (int, float)):
+        return None
+    if not fact.unit:
+        return float(fact.value), None, None
+    unit, per = split_unit(fact.unit)
+    if unit is None:
+        return None  # compared as text, else judged
+    return float(fact.value), unit, per
+
+
+def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: AnswerFlags,
+              mentions: list[DateMention] | None = None) -> Item:
+    """One fact of the key: right when the answer states it, else for the judge with the
+    values of its kind the answer states (a wrong one makes the rules judge say wrong)."""
+    item = _fact_item(fact)
     if normalise_text(fact.statement.rstrip(".")) in normalise_text(answer):
         return settle(item, "right")  # the key's own statement, word for word
+    moment = moment_of_value(fact.value, fact.unit)
+    if moment is not None:
+        return _moment_fact(item, fact, moment, answer, mentions, flags)
     expected = _fact_quantity(fact)
-    if expected is not None and expected[1] is None:
-        for q in quantities:
-            if q.unit is None and same_quantity(q, expected):
-                item.evidence["matched_at"] = q.start
-                return settle(item, "right")
-        return item
     if expected is not None:
+        return _quantity_fact(item, fact, expected, quantities, flags)
+    return _text_fact(item, fact, answer)
+
+
+def _moment_fact(item: Item, fact: Fact, moment: Moment, answer: str, mentions: list[DateMention] | None,
+                 flags: AnswerFlags) -> Item:
+    reading = read_moment(answer, moment, mentions)
+    if reading.matched is not None:
+        item.evidence["stated_as"] = reading.matched.text
+        if reading.form_missing:
+            flags.form_missing.append(f"{fact.id}: {reading.form_missing}")
+        return settle(item, "right")
+    item.evidence["values_of_the_kind"] = reading.others
+    return item
+
+
+def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, str | None],
+                   quantities: list[Quantity], flags: AnswerFlags) -> Item:
+    value, unit, per = expected
+    if unit is None:
         for q in quantities:
-            if q.unit is not None and same_quantity(q, expected):
+            if q.unit is None and same_quantity(q, (value, None)):
                 item.evidence["matched_at"] = q.start
                 return settle(item, "right")
-        for q in quantities:
-            if q.unit is None and expected[1] is not None and same_quantity(q, expected, allow_unitless=True):
-                flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
-                item.evidence["matched_at"] = q.start
-                return settle(item, "right")
-        same_dim = [q.text for q in quantities if q.unit is not None and expected[1] is not None
-                    and q.dimension == Quantity(0, expected[1], "", 0, 0).dimension]
-        item.evidence["numbers_with_the_unit"] = same_dim
         return item
+    for q in quantities:
+        if q.unit is not None and same_quantity(q, (value, unit)) and per in (None, q.per):
+            item.evidence["matched_at"] = q.start
+            return settle(item, "right")
+    for q in quantities:
+        if q.unit is not None and per is not None and q.per is None and same_quantity(q, (value, unit)):
+            flags.form_missing.append(f"{fact.id}: the value {q.text} has no 'per {per}'")
+            item.evidence["matched_at"] = q.start
+            return settle(item, "right")
+        if q.unit is None and same_quantity(q, (value, unit), allow_unitless=True):
+            flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
+            item.evidence["matched_at"] = q.start
+            return settle(item, "right")
+    dimension = UNITS[unit][0]
+    same_kind = [q.text for q in quantities if q.unit is not None and q.dimension == dimension
+                 and (per is None or q.per == per)]
+    item.evidence["numbers_with_the_unit"] = same_kind
+    item.evidence["values_of_the_kind"] = same_kind
+    return item
+
+
+def _text_fact(item: Item, fact: Fact, answer: str) -> Item:
     value = fact.value
     if isinstance(value, bool):
         return item  # a yes/no fact is for the judge
@@ -142,8 +240,95 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
     return item
 
 
+# ---------------------------------------------------------------------------
+# Numbers without a source
+# ---------------------------------------------------------------------------
+
+
+def number_items(answer: str, quantities: list[Quantity], sources: list[Source], *, escalation_sentence: str,
+                 key_values: set[int]) -> list[Item]:
+    """An item for every number of the answer that nothing gave: no tool result, tool
+    description, user text or earlier answer; no constant, unit definition or shown
+    calculation; not the key's value the fact check matched."""
+    escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
+    calculations = [c for c in find_calculations(answer) if c.holds]
+    calc_spans = [(c.start, c.end) for c in calculations]
+    calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]
+    definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
+    items: list[Item] = []
+    for q in quantities:
+        if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
+            continue
+        if is_constant(q) or is_sourced(q, sources):
+            continue
+        if any(start <= q.start and q.end <= end for start, end in calc_spans):
+            continue
+        if is_sourced(q, calc_results):
+            continue  # the result of a calculation the answer shows
+        items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
+                          allowed=("right", "wrong"), evidence={"number": q.text, "context": _context(answer, q.start, q.end)}))
+    return items
+
+
+# ---------------------------------------------------------------------------
+# Forbidden claims, "no data", the failed run
+# ---------------------------------------------------------------------------
+
+
+def forbidden_items(answer: str, forbidden: Sequence[ForbiddenClaim]) -> list[Item]:
+    """Every match of a forbidden pattern, for the judge, with the stance of its sentence.
+
+    Never settled here (S6.1: a check settles only right): the evidence says whether the
+    claim is negated ("won't reach her any more"), asked or supposed, or clearly asserted.
+    """
+    items: list[Item] = []
+    for k, claim in enumerate(forbidden):
+        for m in re.finditer(claim.pattern, answer, re.I):
+            stance = claim_stance(answer, m.start(), m.end(), claim.pattern)
+            items.append(Item(
+                id=f"forbidden:{k}:{m.start()}", kind="forbidden",
+                text=f"a forbidden claim ({claim.why}): {stance.sentence!r}", allowed=("right", "wrong"),
+                evidence={"pattern": claim.pattern, "sentence": stance.sentence, "negated": stance.negated,
+                          "question": stance.question, "conditional": stance.conditional,
+                          "clearly_asserted": stance.asserted}))
+    return items
+
+
+def _no_data_item(answer: str) -> Item:
+    item = Item(id="no_data", kind="no_data", text="says that the data does not answer the question",
+                allowed=("right", "missing", "wrong"))
+    phrase = says_no_data(answer)
+    if phrase is None:
+        return item
+    item.evidence["phrase"] = phrase
+    return settle(item, "right")
+
+
+def _failed_run_item(answer: str) -> Item:
+    item = Item(id="failed_run", kind="failed_run", text="says that the background run failed",
+                allowed=("right", "missing", "wrong"))
+    words = says_failed(answer)
+    if words is None:
+        return item
+    item.evidence["words"] = words
+    return settle(item, "right")
+
+
+# ---------------------------------------------------------------------------
+# One turn
+# ---------------------------------------------------------------------------
+
+
 def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_texts: list[str],
-                 escalation_sentence: str) -> tuple[list[Item], AnswerFlags]:
+                 escalation_sentence: str, tool_descriptions: Sequence[str] | None = None,
+                 earlier_answers: Sequence[str] = ()) -> tuple[list[Item], AnswerFlags]:
+    """The items of one question turn and its flags.
+
+    ``tool_descriptions``: what the assistant was told about its tools (None: every world
+    tool's, see ``tool_description_texts``). ``earlier_answers``: the final answers of the
+    conversation's earlier turns; a number shown there (computed, or taken from a tool) was
+    already checked in its own turn, so repeating it later is not inventing it.
+    """
     flags = AnswerFlags()
     if not answer.strip():
         flags.no_answer = True
@@ -152,52 +337,22 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     quantities = find_quantities(answer)
     items: list[Item] = []
     if not flags.escalated:
-        items.extend(fact_item(f, answer, quantities, flags) for f in key.facts)
+        mentions = find_dates(answer)
+        items.extend(fact_item(f, answer, quantities, flags, mentions) for f in key.facts)
         if key.data_does_not_answer:
-            item = Item(id="no_data", kind="no_data", text="says that the data does not answer the question",
-                        allowed=("right", "missing", "wrong"))
-            items.append(settle(item, "right") if says_no_data(answer) else item)
+            items.append(_no_data_item(answer))
         if key.failed_run:
-            item = Item(id="failed_run", kind="failed_run", text="says that the background run failed",
-                        allowed=("right", "missing", "wrong"))
-            items.append(settle(item, "right") if FAILED_WORDS.search(answer) else item)
-    # Numbers with no source: judged right (a shown calculation, a constant) or wrong (invented).
-    sources = sources_of(tool_texts, user_texts)
-    escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
-    calculations = [c for c in find_calculations(answer) if c.holds]
-    calc_spans = [(c.start, c.end) for c in calculations]
-    calc_results = [c.result for c in calculations]
+            items.append(_failed_run_item(answer))
+    descriptions = tuple(tool_descriptions) if tool_descriptions is not None else tool_description_texts()
+    sources = sources_of(tool_texts, user_texts, earlier_answers) + _sources_of_texts(descriptions)
     # A number the fact check matched to the key's value is the key's, not invented
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
-    for q in quantities:
-        if is_sourced(q, sources) or is_constant(q) or q.text in escalation_numbers or q.start in key_values:
-            continue
-        if any(start <= q.start and q.end <= end for start, end in calc_spans):
-            continue
-        if is_sourced(q, [(r.value, r.unit) for r in calc_results]):
-            continue  # the result of a calculation the answer shows
-        items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
-                          allowed=("right", "wrong"), evidence={"number": q.text, "context": _context(answer, q.start, q.end)}))
-    for k, claim in enumerate(key.forbidden):
-        for m in re.finditer(claim.pattern, answer, re.I):
-            sentence = _sentence(answer, m.start(), m.end())
-            item = Item(id=f"forbidden:{k}:{m.start()}", kind="forbidden",
-                        text=f"a forbidden claim ({claim.why}): {sentence!r}", allowed=("right", "wrong"),
-                        evidence={"pattern": claim.pattern, "sentence": sentence})
-            if not NEGATION.search(sentence):
-                item.evidence["clearly_asserted"] = True
-                settle(item, "wrong")
-            items.append(item)
+    items.extend(number_items(answer, quantities, sources, escalation_sentence=escalation_sentence,
+                              key_values=key_values))
+    items.extend(forbidden_items(answer, key.forbidden))
     return items, flags
 
 
 def _context(text: str, start: int, end: int, width: int = 60) -> str:
     return text[max(0, start - width): end + width]
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    left = max(text.rfind(".", 0, start), text.rfind("!", 0, start), text.rfind("?", 0, start)) + 1
-    rights = [i for i in (text.find(".", end), text.find("!", end), text.find("?", end)) if i != -1]
-    right = min(rights) + 1 if rights else len(text)
-    return text[left:right].strip()
