@@ -31,6 +31,23 @@ class UsageError(Exception):
     """A wrong option or input: the message says what to change; nothing was run."""
 
 
+def check_world_path(world: Path) -> None:
+    """Say what is wrong with a ``--world`` path before the marker is looked for.
+
+    "has no marker" puzzled people who mistyped the path or gave the folder a world was built in.
+    """
+    from pytest_assistant_eval.world.build import MARKER_NAME, WORLD_DIR_NAME
+
+    world = Path(world)
+    if not world.exists():
+        raise UsageError(f"--world {world}: no such folder; build a world with 'assistant-eval build --out DIR' "
+                         f"and pass --world 'DIR/{WORLD_DIR_NAME}'")
+    inside = world / WORLD_DIR_NAME
+    if not (world / MARKER_NAME).exists() and (inside / MARKER_NAME).exists():
+        raise UsageError(f"--world {world} is the folder a world was built in; pass the world inside it: "
+                         f"--world '{inside}'")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     preset: str

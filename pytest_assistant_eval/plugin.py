@@ -284,11 +284,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1  # S4.7: 0 only when nothing is left kept or unsaved
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Say once, before any cell, what the run must tell: data notices, where keys go, missing keys."""
+    run = session.config.stash.get(SESSION_KEY, None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if run is None or reporter is None or hasattr(session.config, "workerinput"):
+        return
+    for line in run.start_lines:
+        reporter.write_line(line)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     progress = config.stash.get(PROGRESS_KEY, None)
     if progress is not None:
         for line in progress.summary_lines():
             terminalreporter.write_line(line)
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            terminalreporter.write_line("Interrupted: finished cells are saved; continue with the same command and "
+                                        "--resume (a cell that was running continues from its last request).")
     run = config.stash.get(SESSION_KEY, None)
     if run is not None and progress is not None:
         for line in run.usage_lines():

@@ -60,6 +60,7 @@ from pytest_assistant_eval.planning import (  # noqa: F401 - re-exported: the pl
     RunOptions,
     UsageError,
     automatic_level,
+    check_world_path,
     level_setting,
     load_calibration,
     parse_models,
@@ -89,19 +90,48 @@ def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[s
 
 
 def _provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
-    """The provider's own words after ours (S4.10): status, code, message, then earlier texts once."""
+    """The provider's own words after ours (S4.10): status, code, message, then earlier texts once.
+
+    With no answer at all (no connection, a timeout, a stream cut short) our own description,
+    which names the address, says what happened; "HTTP - -: (no answer)" said nothing.
+    """
     if isinstance(exc, BudgetUsed):
         return ""
     status = getattr(exc, "status", None)
-    lines = [f"\n  provider: HTTP {status if status is not None else '-'} "
-             f"{getattr(exc, 'provider_code', None) or '-'}: {getattr(exc, 'provider_message', None) or '(no answer)'}"]
-    seen = {getattr(exc, "provider_message", None)}
+    message = getattr(exc, "provider_message", None)
+    address = getattr(exc, "address", None)
+    if status is None:
+        what = exc.message if not address or address in exc.message else f"{exc.message} ({address})"
+        lines = [f"\n  provider: no answer: {what}" if not message else f"\n  provider: {what}; it sent: {message}"]
+    else:
+        lines = [f"\n  provider: HTTP {status} {getattr(exc, 'provider_code', None) or '-'}: "
+                 f"{message or '(an empty body)'}" + (f" ({address})" if address else "")]
+    seen = {message}
     for attempt in attempts:
-        message = attempt.get("message")
-        if message and message not in seen:
-            seen.add(message)
-            lines.append(f"\n  earlier attempt ({attempt.get('code')}): {message}")
+        earlier = attempt.get("message")
+        if earlier and earlier not in seen:
+            seen.add(earlier)
+            lines.append(f"\n  earlier attempt ({attempt.get('code')}): {earlier}")
     return "".join(lines)
+
+
+def _unsaved_advice(exc: ProviderError, spec: ModelSpec) -> str:
+    """What to do before --resume can help: a refused key or a wrong model is not fixed by asking again."""
+    from pytest_assistant_eval.providers.keys import ENV_VARS, KEYRING_SERVICE
+
+    names = " or ".join(ENV_VARS.get(spec.preset, ()))
+    advice = {
+        "key": f": the key was refused. Store a valid key (keyring service {KEYRING_SERVICE!r}, username "
+               f"{spec.preset!r}, or {names}), then run again with --resume.",
+        "permission": ": the key has no access to this model. Use a key or plan that has, then run again with "
+                      "--resume.",
+        "credit": ": the account has no credit left. Add credit, then run again with --resume.",
+        "model": f": the service does not know the model {spec.model!r}. Check the name (another model is "
+                 "another results folder: another --out).",
+        "routing": ": no provider serves the model under the data policy (see --relax-data-collection), then "
+                   "run again with --resume.",
+    }
+    return advice.get(exc.code, ". Run again with --resume.")
 
 
 USER_LABEL = "(user)"
@@ -225,6 +255,7 @@ class RunSession:
     def __init__(self, options: RunOptions) -> None:
         self.options = options
         self.today = _today
+        check_world_path(options.world)
         self.world_identity: WorldIdentity = verify_world(options.world)
         self.cases, self.levels = load_calibration(options.calibration, options.world)
         self.cells = plan_cells(self.cases, self.levels, options)
@@ -239,6 +270,7 @@ class RunSession:
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
         self._probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
+        self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
         self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
         from pytest_assistant_eval.skips import read_skips
 
@@ -335,16 +367,26 @@ class RunSession:
         from pytest_assistant_eval.providers.keys import get_key
         from pytest_assistant_eval.providers.notices import check_notice
 
+        from pytest_assistant_eval.providers.errors import ConfigurationError
+        from pytest_assistant_eval.providers.keys import key_destination, missing_key_line
+        from pytest_assistant_eval.providers.presets import preset_info, resolve_base_url
+
         user = self.options.user_model
         for name, spec in [*self.models.items(), *([(USER_LABEL, user)] if user is not None else [])]:
             if spec.preset == "scripted":
                 continue
             try:
-                check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
-                             world_verified=True)
-                self._keys[name] = get_key(spec.preset)
-            except _PE as exc:
+                notices = check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
+                                       world_verified=True)
+                key = self._keys[name] = get_key(spec.preset)
+                address = resolve_base_url(spec.preset, spec.base_url)
+                said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key
+                        else missing_key_line(spec.preset, address))
+            except (_PE, ConfigurationError) as exc:
                 raise UsageError(str(exc)) from None
+            for line in [*(f"assistant-eval: data notice ({n.route}): {n.text}" for n in notices), said]:
+                if line and line not in self.start_lines:  # said once, however many models share the route
+                    self.start_lines.append(line)
 
     def provider(self, spec: ModelSpec, name: str | None = None, options: dict[str, Any] | None = None) -> Any:
         """The provider of a model (``name``: its cache and key entry, the model's label by default)."""
@@ -769,7 +811,7 @@ class RunSession:
                               f"{pending['request']}; run again with --resume to continue it{words}{again}",
                               code=exc.code)
         cp_path.unlink(missing_ok=True)
-        return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell. Run again with --resume."
+        return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell{_unsaved_advice(exc, spec)}"
                           f"{words}", code=exc.code)
 
     def _write_na(self, cell: CellSpec, spec: ModelSpec, cp: dict[str, Any], conversation: Conversation,

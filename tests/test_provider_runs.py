@@ -80,7 +80,9 @@ def test_a_provider_cell_gives_the_record_the_scripted_preset_gives(preset, stre
 # -- the fault matrix (S4.7, S4.9, S4.10) -------------------------------------------------------------
 
 KEPT = "G01__basic__r1: kept up to turn 1, request 1; run again with --resume to continue it"
-UNSAVED = "G01__basic__r1: nothing was saved for this cell. Run again with --resume."
+UNSAVED_KEY = ("G01__basic__r1: nothing was saved for this cell: the key was refused. Store a valid key "
+               "(keyring service 'assistant-eval', username 'openai', or OPENAI_API_KEY), then run again with --resume.")
+UNSAVED_MODEL = "G01__basic__r1: nothing was saved for this cell: the service does not know the model 'oracle'."
 UNREADABLE = [Answer(calls=[Call("search_contacts", '{"query": "Jo', id=f"call_bad{i}")]) for i in range(3)]
 
 # fault id -> (preset, items queued before the reference answers, code, exit code, what is saved,
@@ -99,15 +101,15 @@ FAULTS: dict[str, tuple[str, list[Any], str, int, str, str, str | None]] = {
                                "G01__basic__r1: not applicable (provider quota per request)",
                                "provider: HTTP 429 RESOURCE_EXHAUSTED: You exceeded your current quota"),
     "cut stream": ("openai", [Fault("cut")] * 4, "stream_cut", 1, "checkpoint", KEPT,
-                   "provider: HTTP - -: (no answer)"),
+                   "provider: no answer: the answer stream from http://127.0.0.1:"),
     "unreadable tool calls three times": ("openai", UNREADABLE, "tool_call_unreadable", 1, "checkpoint",
                                           "1 cell(s) kept after a tool call the service could not read: "
                                           "G01__basic__r1; run again with --resume to continue them.", None),
     "context too long": ("openai", [Fault("context_too_long")], "context_too_long", 0, "record", "", None),
     "refusal": ("openai", [Fault("refusal")], "refusal", 0, "record", "", None),
-    "bad key 401": ("openai", [Fault("bad_key")], "key", 1, "nothing", UNSAVED,
+    "bad key 401": ("openai", [Fault("bad_key")], "key", 1, "nothing", UNSAVED_KEY,
                     "provider: HTTP 401 invalid_api_key: Incorrect API key provided"),
-    "unknown model 404": ("openai", [Fault("unknown_model")], "model", 1, "nothing", UNSAVED,
+    "unknown model 404": ("openai", [Fault("unknown_model")], "model", 1, "nothing", UNSAVED_MODEL,
                           "provider: HTTP 404 model_not_found: The model `oracle` does not exist"),
 }
 

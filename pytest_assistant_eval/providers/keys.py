@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from pytest_assistant_eval.providers.errors import MissingKey
+from urllib.parse import urlsplit
+
+from pytest_assistant_eval.providers.errors import ConfigurationError, MissingKey
 
 KEYRING_SERVICE = "assistant-eval"
 
@@ -56,3 +58,51 @@ def get_key(preset: str, environ: Mapping[str, str] | None = None) -> str | None
     if preset in KEY_OPTIONAL:
         return None
     raise MissingKey(preset, ENV_VARS.get(preset, ()), KEYRING_SERVICE)
+
+
+def key_source(preset: str, environ: Mapping[str, str] | None = None) -> str:
+    """Where ``get_key`` finds the key of ``preset`` (the keyring or a variable's name), for messages."""
+    env = os.environ if environ is None else environ
+    if _from_keyring(preset):
+        return f"keyring service {KEYRING_SERVICE!r}"
+    return next((name for name in ENV_VARS.get(preset, ()) if env.get(name)), "no key")
+
+
+def _loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def key_destination(preset: str, base_url: str, own_url: str | None, environ: Mapping[str, str] | None = None
+                    ) -> str | None:
+    """Check where a key is about to go; the line that says so when it is not the preset's own address.
+
+    A key is sent only over https, or over plain http to this machine: a ``--base-url`` of
+    ``http://`` another host would hand the key to anyone on the way (ConfigurationError).
+    """
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "https" and not _loopback(host):
+        raise ConfigurationError(
+            f"{preset}: the key would go over plain http to {host or base_url}; a key is sent only over https, "
+            f"or over http to this machine (127.0.0.1, localhost): use https://{parts.netloc}{parts.path} "
+            "or a local address")
+    if own_url is not None and base_url.rstrip("/") == own_url.rstrip("/"):
+        return None
+    where = f"not to {own_url}" if own_url else "the address given with --base-url"
+    return f"assistant-eval: the {preset} key ({key_source(preset, environ)}) goes to {base_url.rstrip('/')}, {where}"
+
+
+def missing_key_line(preset: str, base_url: str) -> str | None:
+    """The line that says a preset which may need a key has none (its requests go without one).
+
+    Only ``openai-compatible`` and a remote ``ollama`` may run without a key; a run that silently
+    sends none fails at the server with a puzzling 401, or worse, works against the wrong server.
+    """
+    if preset not in KEY_OPTIONAL or preset == "scripted":
+        return None
+    if preset == "ollama" and _loopback((urlsplit(base_url).hostname or "").lower()):
+        return None  # a local Ollama needs no key
+    names = " or ".join(ENV_VARS.get(preset, ()))
+    other = "; OPENAI_API_KEY is not read for it" if preset == "openai-compatible" else ""
+    return (f"assistant-eval: {preset} has no key (keyring service {KEYRING_SERVICE!r}, username {preset!r}, "
+            f"or {names}{other}): its requests go without one")

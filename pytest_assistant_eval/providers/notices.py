@@ -74,9 +74,10 @@ def check_notice(
         return notices
     routes = ", ".join(n.route for n in notices)
     if not accepted:
+        texts = "\n".join(f"  data notice ({n.route}): {n.text}" for n in notices)
         raise NoticeRequired(
             f"{preset}:{model} sends data to a remote service ({routes}). Read the data notice and run again "
-            "with --accept-data-notice (it is needed for every run, --resume too)."
+            f"with --accept-data-notice (it is needed for every run, --resume too):\n{texts}"
         )
     if not world_verified:
         raise NoticeRequired(
