@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from pytest_assistant_eval.paths import default_calibration_dir  # noqa: F401 - re-exported for callers of cli
 
@@ -73,37 +73,55 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="_eval_reports/results",
                    help="results folder, a parent folder for several models (default: _eval_reports/results, "
                         "which git ignores: records stay local)")
-    p.add_argument("--provider", help="provider preset for --model")
+    p.add_argument("--provider", help="provider preset for --model (scripted, openai, openrouter, anthropic, "
+                                      "gemini, ollama, openai-compatible)")
     p.add_argument("--model", action="append", default=[], help="MODEL, or PRESET:MODEL; repeatable")
     p.add_argument("--models", help="a file listing models, one a line: PRESET:MODEL [base_url=URL]")
-    p.add_argument("--levels", help="comma-separated levels")
-    p.add_argument("--repeats", type=int)
-    p.add_argument("--base-url")
-    p.add_argument("--pace", type=float)
-    p.add_argument("--resume", action="store_true")
-    p.add_argument("--accept-data-notice", action="store_true")
-    p.add_argument("--no-stream", action="store_true")
-    p.add_argument("--group-by-route", action="store_true")
+    p.add_argument("--levels", help="comma-separated levels (default: every level in levels.yaml)")
+    p.add_argument("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
+    p.add_argument("--base-url", help="the address of an openai-compatible or ollama server (a key goes only over "
+                                      "https, or http to this machine)")
+    p.add_argument("--pace", type=float, help="at least this many seconds between request starts")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the results folder: finished cells are skipped, kept cells continue")
+    p.add_argument("--accept-data-notice", action="store_true",
+                   help="accept the remote provider's data notice (shown when refused) for this run only")
+    p.add_argument("--no-stream", action="store_true", help="ask for whole answers instead of streams")
+    p.add_argument("--group-by-route", action="store_true",
+                   help="keep every route's cells on one worker, the limit-free scripted ones too")
     p.add_argument("--spread-route", action="store_true",
                    help="spread one route's cells over several workers sharing its pacer and budget")
     p.add_argument("--user-model", metavar="PRESET:MODEL",
                    help="the model that plays the simulated user of task cells (default: the scripted user)")
     p.add_argument("--user-base-url", help="the address of the --user-model's server")
-    p.add_argument("--max-requests-per-day", type=int)
-    p.add_argument("--relax-data-collection", action="store_true")
+    p.add_argument("--max-requests-per-day", type=int,
+                   help="daily request budget per route (default: 45 for free models, none otherwise)")
+    p.add_argument("--relax-data-collection", action="store_true",
+                   help="let a router use providers that keep request data (the data is synthetic; recorded)")
     p.add_argument("--ollama-context", metavar="LEVEL=TOKENS,...", help="Ollama: a variant per context size")
-    p.add_argument("--allow-cpu-offload", action="store_true")
+    p.add_argument("--allow-cpu-offload", action="store_true",
+                   help="Ollama: run a variant that does not fit in GPU memory (each cell records cpu_offload)")
     p.add_argument("-n", "--workers", help="xdist workers (a number or 'auto')")
-    p.add_argument("--skip", action="append", default=[], metavar="CELL")
-    p.add_argument("--skip-reason")
-    p.add_argument("--unskip", action="append", default=[], metavar="CELL")
+    p.add_argument("--skip", action="append", default=[], metavar="CELL",
+                   help="record CELL as skipped by the owner and run nothing; needs --skip-reason")
+    p.add_argument("--skip-reason", help="why the --skip cells are skipped")
+    p.add_argument("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
+
+
+def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
+    # Accepted before and after the subcommand: after it, it used to go to pytest as an unknown option.
+    p.add_argument("--calibration", type=Path, default=default,
+                   help="the calibration folder (cases, key, levels, world fixtures; default: the shipped one)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pytest_assistant_eval.records import HARNESS_VERSION
+
     parser = argparse.ArgumentParser(prog="assistant-eval", description=(
         "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))
-    parser.add_argument("--calibration", type=Path, default=default_calibration_dir(),
-                        help="the calibration folder (cases, key, levels, world fixtures)")
+    parser.add_argument("--version", action="version", version=f"assistant-eval {HARNESS_VERSION}",
+                        help="print the harness's version and exit")
+    _add_calibration(parser, default_calibration_dir())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("build", help="build the grounding world from calibration/world")
@@ -114,8 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(p)
 
     p = sub.add_parser("grade-ai", help="grade results folders: automatic checks, then the judge")
-    p.add_argument("results", nargs="+", type=Path)
-    p.add_argument("--dir", type=Path, required=True, help="the grading folder")
+    p.add_argument("results", nargs="+", type=Path, help="results folders (one per model) to grade together")
+    p.add_argument("--dir", type=Path, required=True,
+                   help="the grading folder (outside every results folder)")
     p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
     p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
     p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
@@ -124,8 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
-    p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"), help="where the demo writes")
+    p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
+                   help="a new, empty or earlier demo folder the demo writes into (default: _eval_reports/demo)")
     p.add_argument("-n", "--workers", default=None, help="xdist workers (default: the machine's cores)")
+    for child in sub.choices.values():
+        _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
     return parser
 
 
