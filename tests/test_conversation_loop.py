@@ -165,3 +165,38 @@ def test_compaction_folds_older_tool_results_when_the_window_fills(world):
     conv, assistant = run(world, responses, level=level)
     assert conv.state.compactions, "the window filled, so something must have been folded"
     assert any(m.content.startswith("[folded") for m in assistant.requests[-1].messages if m.role == "tool")
+
+
+# -- the common conversation limits (S5.3; issue 10, item 15) -----------------------------------------------
+class TalkativeUser:
+    """A simulated user who never says it is done: only the user-turn limit ends the conversation."""
+
+    kind = "test"
+
+    def __init__(self) -> None:
+        self.replies = 0
+
+    def reply(self, messages, user_state):
+        from pytest_assistant_eval.conversation.user import UserReply
+
+        self.replies += 1
+        return UserReply(message=f"And one more thing ({self.replies}).")
+
+
+def test_the_user_turn_limit_ends_a_conversation_whose_user_never_finishes(world):
+    level = setting()
+    assistant = ListAssistant([say(f"Answer {i}.") for i in range(10)])
+    user = TalkativeUser()
+    conv = Conversation(assistant=assistant, world=world, level=level, model="m", user=user,
+                        state=Conversation.start(level, ["Hello."]), limits=Limits(max_user_turns=3))
+    conv.run()
+    assert conv.state.stop == "limit_user_turns"
+    assert len(assistant.requests) == 3 and user.replies == 3
+    assert [t["final"] for t in conv.state.turns] == ["Answer 0.", "Answer 1.", "Answer 2."]
+
+
+def test_the_request_limit_ends_a_conversation_that_never_stops_calling_tools(world):
+    level = setting(max_rounds=100, max_tool_calls=100)
+    conv, assistant = run(world, [tools_round(("list_cards", {}))] * 20, level=level, limits=Limits(max_requests=5))
+    assert conv.state.stop == "limit_requests"
+    assert len(assistant.requests) == 5 and conv.state.requests == 5

@@ -47,3 +47,18 @@ def test_a_model_named_twice_is_refused(tmp_path: Path):
     file.write_text("scripted:oracle\n")
     with pytest.raises(UsageError, match="named twice"):
         parse_models(None, ["scripted:oracle"], None, file)
+
+
+def test_the_scenario_s01_is_planned_only_at_each_models_automatic_level(calibration_dir, world_dir, tmp_path):
+    from pytest_assistant_eval.planning import RunOptions, automatic_level, load_calibration, plan_cells
+
+    cases, levels = load_calibration(calibration_dir, world_dir)
+    specs = tuple(parse_models(None, ["scripted:oracle", "scripted:escalates-everything"]))
+    options = RunOptions(world=world_dir, out=tmp_path, models=specs, calibration=calibration_dir, repeats=1)
+    cells = plan_cells(cases, levels, options)
+    scenario = cases.questions.scenario.id
+    for spec in specs:
+        auto = automatic_level(spec, levels)
+        mine = [c for c in cells if c.model == spec.label and c.case_id == scenario]
+        assert [(c.level, c.kind) for c in mine] == [(auto, "scenario")]
+    assert len(levels.levels) > 1  # the other levels exist and plan no scenario
