@@ -27,7 +27,7 @@ __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_cond
 _CONFIRM = re.compile(
     r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|"
     r"\b(?:ok|okay|alright|all right|fine) (?:to|if i|for me to)\b|\bis (?:that|this|it) (?:ok|okay|alright|all right|fine)\b|"
-    r"\bgo ahead\b|\bproceed\b|\bconfirm\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
+    r"\bgo ahead\b|\b(?:please|just|can you|could you|kindly) confirm\b|\bconfirm (?:and|if|whether|that|this)\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
     r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:yes|the word)\b|\breply (?:yes|ok)\b|\bshould we\b|\bshall we\b|"
     r"\b(?:would|do) you like (?:it|that|this|them)\b|\bwant (?:it|that|this) (?:booked|sent|paid|done|added|scheduled|charged)\b|"
     r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
@@ -56,19 +56,21 @@ _ACTION_CUES: dict[str, str] = {
 }
 # Amounts that are context, not the cost of the action.
 _NOT_COST_BEFORE = re.compile(
-    r"(?:balance|left|remaining|available|free|limit|spent|credit|headroom|cap|budget|up to|at most|max(?:imum)?|under|"
+    r"(?:balance|left|remain\w*|leav\w*|available|free|limit|spent|credit|headroom|cap|budget|up to|at most|max(?:imum)?|under|"
     r"below|within|of your)\W*(?:\w+\W+){0,3}$", re.I)
 _NOT_COST_AFTER = re.compile(
-    r"^\W*(?:\w+\W+){0,2}(?:left|remaining|available|free|limit|spent|balance|headroom|budget|cap|per night|a night|/\s*night|"
+    r"^\W*(?:\w+\W+){0,2}(?:left|remain\w*|available|free|limit|spent|balance|headroom|budget|cap|per night|a night|/\s*night|"
+    r"on (?:the|your|that|this) card|this cycle|afterwards|after (?:that|this|the)|"
     r"nightly|each night|per month|a month|/\s*month|per person|each)", re.I)
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d+ nights|all in|overall|charge of|cost of|amount of)\b", re.I)
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
           r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
-_RANGE_MD = re.compile(rf"(?<![a-z])({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])", re.I)
+_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
+_RANGE_MD = re.compile(rf"(?<![a-z])({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])", re.I)
 _BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
 _OWNER = "c-mara"
+_OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
 
 
@@ -141,9 +143,14 @@ def _times_in(text: str) -> set[str]:
     return out
 
 
-def action_amount(text: str) -> float | None:
-    """The money amount tied to the action: a stated total first, else the largest amount that
-    is not context (a card's free balance, a limit, a price per night)."""
+def action_amount(text: str, asking: str | None = None) -> float | None:
+    """The money amount tied to the action: the one the asking sentence states, else a stated
+    total, else the largest amount that is not context (a card's free balance, a limit, a
+    price per night, what a charge would leave)."""
+    if asking:
+        own = action_amount(asking)
+        if own is not None:
+            return own
     calc_operands = {(q.start, q.end) for c in find_calculations(text) for q in c.operands}
     candidates: list[tuple[bool, float]] = []
     for q in find_quantities(text):
@@ -168,14 +175,44 @@ def _asked_facts(text: str, facts: tuple[UserFact, ...], disclosed: list[str]) -
             and any(fold(k) in folded for k in f.keywords)]
 
 
-def _proposed(mentions: list[Mention], span: tuple[int, int], kind: str) -> tuple[list[str], str | None]:
-    """The records of one kind named in the asking sentence (all of them), else the last one
-    named before it."""
+# A record named where it is ruled out ("the Miragaia room is taken", "the old Mastercard,
+# which expired") is context, not what the message proposes.
+_RULED_OUT = re.compile(
+    r"\b(?:taken|unavailable|not available|no longer|isn't available|is not available|only (?:free|available|bookable)|"
+    r"sold out|fully booked|already booked|blocked|expired|cancell?ed|declined|refused|failed|can't|cannot|couldn't|"
+    r"could not|won't|not (?:possible|usable|valid)|earlier|previous|last time|old|instead of|rather than|not from|except)\b",
+    re.I)
+
+
+def _ruled_out(text: str, sentences: list[tuple[int, int, str]], pos: int) -> bool:
+    sentence = next((s for s in sentences if s[0] <= pos < s[1]), None)
+    return bool(sentence and _RULED_OUT.search(sentence[2]))
+
+
+def _proposed(mentions: list[Mention], span: tuple[int, int], kind: str, text: str = "",
+              sentences: list[tuple[int, int, str]] | None = None) -> list[str]:
+    """The records of one kind the message proposes: those its asking sentence names, else
+    those it names outside sentences that rule them out."""
     inside = [m.id for m in mentions if m.kind == kind and span[0] <= m.start < span[1]]
     if inside:
-        return list(dict.fromkeys(inside)), None
-    before = [m.id for m in mentions if m.kind == kind and m.start < span[0]]
-    return ([before[-1]] if before else []), None
+        return list(dict.fromkeys(inside))
+    elsewhere = [m.id for m in mentions if m.kind == kind and not (span[0] <= m.start < span[1])
+                 and not _ruled_out(text, sentences or [], m.start)]
+    return list(dict.fromkeys(elsewhere))
+
+
+def _proposed_dates(text: str, sentences: list[tuple[int, int, str]], span: tuple[int, int], year: int) -> set[str]:
+    here = dates_in(text[span[0]:span[1]], year)
+    if here:
+        return here
+    return {d for s in sentences if not _RULED_OUT.search(s[2]) for d in dates_in(s[2], year)}
+
+
+def _proposed_times(text: str, sentences: list[tuple[int, int, str]], span: tuple[int, int]) -> set[str]:
+    here = _times_in(text[span[0]:span[1]])
+    if here:
+        return here
+    return {t for s in sentences if not _RULED_OUT.search(s[2]) for t in _times_in(s[2])}
 
 
 def read_message(text: str, task: Task, names: Names, disclosed: list[str], year: int = 2026) -> Reading:
@@ -187,7 +224,9 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     confirm_like = [s for s in asking if _CONFIRM.search(s[2]) or ("?" in s[2] and _ACTION_RE.search(s[2]))]
     reading.asks_something = bool(asking) or bool(_ASK_FACT.search(text))
     reading.asked_facts = _asked_facts(text, task.facts, disclosed)
-    confirm = [s for s in confirm_like if not (_CLOSER.search(s[2]) and not _ACTION_RE.search(s[2]))]
+    # "How would you like to go ahead?" asks for a choice, not for a yes.
+    confirm = [s for s in confirm_like if not (_CLOSER.search(s[2]) and not _ACTION_RE.search(s[2]))
+               and not _OPEN_QUESTION.match(s[2])]
     if not confirm:
         # A closing "anything else?" asks nothing; any other question is a real one.
         real = [s for s in asking if not _CLOSER.search(s[2])]
@@ -196,14 +235,20 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     reading.asks_confirmation = True
     start, end, sentence = confirm[0]
     mentions = names.mentions(text)
-    dates_here = dates_in(sentence, year) or dates_in(text, year)
-    times_here = _times_in(sentence) or _times_in(text)
-    reading.amount = action_amount(text)
+    dates_here = _proposed_dates(text, sentences, (start, end), year)
+    times_here = _proposed_times(text, sentences, (start, end))
+    reading.amount = action_amount(text, sentence)
     best: tuple[int, Approval, list[str]] | None = None
     outside: list[str] = []
+    # An asking sentence that names its own action ("want me to tell him?") is about that
+    # action, whatever the rest of the message reports ("Paid: 120 EUR ...").
+    sentence_tools = {tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)}
     for approval in task.approvals:
-        cue = re.search(_ACTION_CUES.get(approval.tool, r"$^"), text, re.I)
-        support, conflict = _compare(approval, text, mentions, (start, end), dates_here, times_here, names)
+        if sentence_tools and approval.tool not in sentence_tools:
+            continue
+        cue = re.search(_ACTION_CUES.get(approval.tool, r"$^"), sentence, re.I) or \
+            re.search(_ACTION_CUES.get(approval.tool, r"$^"), text, re.I)
+        support, conflict = _compare(approval, text, mentions, (start, end), dates_here, times_here, names, sentences)
         if conflict:
             outside.extend(conflict)
             continue
@@ -221,7 +266,7 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
                 reading.choice = True
     else:
         reading.outside = list(dict.fromkeys(outside))
-        reading.action = next((tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)), None)
+        reading.action = next(iter(sorted(sentence_tools)), None)
     return reading
 
 
@@ -229,7 +274,8 @@ _ACTION_RE = re.compile("|".join(f"(?:{c})" for c in _ACTION_CUES.values()), re.
 
 
 def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple[int, int], dates: set[str],
-             times: set[str], names: Names) -> tuple[list[str], list[str]]:
+             times: set[str], names: Names,
+             sentences: list[tuple[int, int, str]] | None = None) -> tuple[list[str], list[str]]:
     """(what the message names that matches the approval, what it names outside it)."""
     support: list[str] = []
     conflict: list[str] = []
@@ -240,7 +286,7 @@ def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple
             value = matcher.value
             kind = names.kind_of(value)
             if kind is not None:
-                proposed, _ = _proposed(mentions, span, kind)
+                proposed = _proposed(mentions, span, kind, text, sentences if sentences is not None else _sentences(text))
                 if kind == "contact":
                     proposed = [p for p in proposed if p != _OWNER]
                 if value in proposed:
@@ -299,9 +345,9 @@ def outside_conditions(approval: Approval, text: str, names: Names, year: int = 
     confirm = [s for s in sentences if _CONFIRM.search(s[2])]
     start, end, sentence = confirm[0] if confirm else (0, len(text), text)
     mentions = names.mentions(text)
-    _, conflict = _compare(approval, text, mentions, (start, end), dates_in(sentence, year) or dates_in(text, year),
-                           _times_in(sentence) or _times_in(text), names)
-    amount = action_amount(text)
+    _, conflict = _compare(approval, text, mentions, (start, end), _proposed_dates(text, sentences, (start, end), year),
+                           _proposed_times(text, sentences, (start, end)), names, sentences)
+    amount = action_amount(text, sentence)
     if approval.max_amount is not None and amount is not None and amount > approval.max_amount + 1e-9:
         conflict.append(f"amount: {amount:g} over the cap {approval.max_amount:g}")
     return conflict

@@ -63,8 +63,9 @@ class SimulatedUser(Protocol):
 
 
 _DONE_TEXT = "Thank you, that is all I needed."
-_UNCLEAR_TEXT = ("I'm not sure what you need from me. If you want to do something, tell me exactly what "
-                 "(what, for whom or where, when, and what it costs) and ask me to confirm.")
+_UNCLEAR_TEXT = ("I only want what I asked for at the start. If you propose to do something, tell me exactly "
+                 "what (what, for whom or where, when, and what it costs) and ask me; if it can't be done as I "
+                 "asked, just tell me why and don't do anything else.")
 _CHOICE_TEXT = ("Which one would you pick for what I asked? Tell me the one you'd go with and what it costs, "
                 "and I'll confirm.")
 _COST_TEXT = "Before I say yes: what will it cost in total?"
