@@ -46,10 +46,11 @@ def new_limit_state() -> dict[str, Any]:
     """One dimension's limit as learned: the stated limit, what is left until ``reset_at``.
 
     ``rolled_at`` is the last reset passed and ``carried`` what was over-booked before
-    it; ``max_reset``, ``min_bucket`` and ``window`` (when stated) give the window's length.
+    it; ``max_reset``, the ``reset * limit / used`` figures (``min_bucket``, ``max_bucket``, how many)
+    and ``window`` (when stated) give the window's length.
     """
     return {"limit": None, "remaining": 0.0, "reset_at": None, "rolled_at": None, "carried": 0.0,
-            "max_reset": 0.0, "min_bucket": None, "window": None}
+            "max_reset": 0.0, "min_bucket": None, "max_bucket": None, "buckets": 0, "window": None}
 
 
 class Ledger:

@@ -209,6 +209,8 @@ def observe(entry: dict[str, Any], observations: list[Observation], booked_at: M
             if obs.remaining is not None and obs.reset > 0 and limit - obs.remaining >= 1:
                 bucket = obs.reset * limit / (limit - obs.remaining)
                 state["min_bucket"] = min(float(state.get("min_bucket") or bucket), bucket)
+                state["max_bucket"] = max(float(state.get("max_bucket") or bucket), bucket)
+                state["buckets"] = int(state.get("buckets") or 0) + 1
         if obs.remaining is None or obs.reset is None:
             continue
         reset_at = now + obs.reset
@@ -377,3 +379,31 @@ class NoPacer:
     def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None,
                         quota: Mapping[str, Any] | None = None) -> None:
         pass
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What the progress line shows of the ledger: the one count every worker's requests add to."""
+
+    requests_today: int = 0
+    rate_limited_today: int = 0
+    limits: tuple[tuple[str, str], ...] = ()  # (route, "20 requests per 10 s; 30000 input tokens per min")
+
+
+def ledger_view(path: Any, now: float | None = None) -> LedgerView:
+    """Today's requests and 429s over every route of the ledger, and each route's learned limits."""
+    from pytest_assistant_eval.providers.ledger import read_routes
+    from pytest_assistant_eval.providers.ratelimits import describe_limit
+
+    day = utc_day(time.time() if now is None else now)
+    routes = read_routes(path)
+    requests = sum(int((e.get("requests_by_day") or {}).get(day, 0)) for e in routes.values())
+    refused = sum(int((e.get("rate_limited_by_day") or {}).get(day, 0)) for e in routes.values())
+    limits = []
+    for name, entry in sorted(routes.items()):
+        learned = learned_limits(entry)
+        known = [describe_limit(dim, v["limit"], v["window_s"]) for dim, v in sorted(learned.items())
+                 if v["window_s"]]
+        if known:
+            limits.append((name, "; ".join(known)))
+    return LedgerView(requests, refused, tuple(limits))

@@ -171,20 +171,19 @@ def snap_window(seconds: float | None, *, upward: bool = False) -> float | None:
 def window_estimate(state: Mapping[str, Any]) -> float | None:
     """The window of one dimension from what its answers said (``None`` when nothing is known).
 
-    A stated window wins. Otherwise two bounds from every answer: the reset itself (a window
-    is never shorter than the time until it resets) and ``reset * limit / used`` (exact for a
-    bucket that refills continuously, too long for a fixed window early in it). The longest
-    reset seen and the shortest bucket figure meet at the window for fixed windows, sliding
-    windows and buckets alike.
+    A stated window wins. A bucket that refills continuously gives the same figure
+    ``reset * limit / used`` in every answer (within the rounding of a whole remainder):
+    three answers that agree within a factor of two make it the window. A fixed or sliding
+    window's figures keep changing (every request adds to "used", the reset stays), and its
+    window is the longest reset seen, as the standard window that holds it.
     """
     if state.get("window"):
         return float(state["window"])
+    low, high = state.get("min_bucket"), state.get("max_bucket")
+    if low and high and int(state.get("buckets") or 0) >= 3 and float(high) <= 2.0 * float(low):
+        return snap_window(float(high), upward=True)
     longest = state.get("max_reset") or None
-    bucket = state.get("min_bucket") or None
-    candidates = [float(v) for v in (longest, bucket) if v]
-    if not candidates:
-        return None
-    return snap_window(max(candidates) if longest else bucket, upward=True)
+    return snap_window(float(longest), upward=True) if longest else None
 
 
 def describe_limit(dimension: str, limit: float, window: float | None) -> str:

@@ -64,6 +64,8 @@ def test_a_daily_request_limit_is_learned_as_daily(ledger, clock):
     pacer.before_request()
     pacer.after_response(openai(14370, "2m59.56s", limit=14400))
     pacer.before_request()
+    pacer.after_response(openai(14369, "3m5.56s", limit=14400))
+    pacer.after_response(openai(14368, "3m11.5s", limit=14400))
     assert clock.sleeps == [] or clock.sleeps[0] < 0.1  # thousands are left: no real wait
     assert learned_limits(Ledger.entry(ledger.read(), ROUTE))["requests"]["window_s"] == 86400.0
 

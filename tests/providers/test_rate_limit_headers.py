@@ -95,10 +95,12 @@ def test_learned_windows_snap_to_the_windows_limits_are_stated_in(seconds, upwar
 
 def test_the_window_of_a_refilling_bucket_comes_from_its_reset_and_what_was_used():
     # Groq's example: 30 of 14400 used, full again in 3 minutes: 14400 a day.
-    state = {"limit": 14400, "max_reset": 179.56, "min_bucket": 179.56 * 14400 / 30}
+    state = {"limit": 14400, "max_reset": 179.56, "min_bucket": 86180.0, "max_bucket": 86400.0, "buckets": 3}
     assert window_estimate(state) == 86400.0
     # OpenAI's example: 1 of 60 used, full again in 1 s: 60 a minute.
-    assert window_estimate({"limit": 60, "max_reset": 1.0, "min_bucket": 60.0}) == 60.0
+    assert window_estimate({"limit": 60, "max_reset": 1.0, "min_bucket": 59.0, "max_bucket": 60.0, "buckets": 4}) == 60.0
+    # A fixed window early on: the figures disagree, the reset says 10 s.
+    assert window_estimate({"limit": 20, "max_reset": 9.8, "min_bucket": 60.0, "max_bucket": 196.0, "buckets": 3}) == 10.0
 
 
 def test_a_stated_window_wins_and_limits_read_as_people_say_them():
