@@ -216,9 +216,14 @@ class ProgressReporter:
         if report.when != "call":
             return
         props = dict(report.user_properties)
-        self.progress.requests_today += int(props.get("assistant_eval_requests") or 0)
-        self.progress.last_wait = float(props.get("assistant_eval_waited") or 0.0)
-        self.progress.waited += self.progress.last_wait
+        gateway = getattr(getattr(report, "node", None), "gateway", None)
+        self.progress.add_wait(str(getattr(gateway, "id", "main")), float(props.get("assistant_eval_waited") or 0.0))
+        session = self.config.stash.get(SESSION_KEY, None)
+        if session is not None:  # S4.15: today's requests and 429s as the shared ledger counts them
+            from pytest_assistant_eval.providers.pacing import ledger_view
+
+            view = ledger_view(session.ledger_path())
+            self.progress.from_ledger(view.requests_today, view.rate_limited_today, view.limits)
         self.progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
                           cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
         line = self.progress.tick()
@@ -276,6 +281,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(SESSION_KEY, None)
     if run is not None:
         run.close()
+        if progress is not None:
+            _record_rate_limits(run)
     if progress is None or session.exitstatus not in (0, 1):
         return
     if progress.quota_stopped():
@@ -293,6 +300,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     for line in run.start_lines:
         reporter.write_line(line)
+
+
+def _record_rate_limits(run: runner.RunSession) -> None:
+    """The limits each route learned go into its folder's run.json (controller only)."""
+    from pytest_assistant_eval.providers.ledger import read_routes
+    from pytest_assistant_eval.providers.pacing import learned_limits
+    from pytest_assistant_eval.usage import add_rate_limits
+
+    routes = read_routes(run.ledger_path())
+    for spec in run.models.values():
+        if spec.route in routes:
+            add_rate_limits(runner.results_dir(run.options, spec) / "run.json", learned_limits(routes[spec.route]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -16,9 +16,13 @@ class Progress:
     messages: list[str] = field(default_factory=list)
     kept_by_code: dict[str, list[str]] = field(default_factory=dict)
     quota_notes: list[str] = field(default_factory=list)
-    requests_today: int = 0
-    waited: float = 0.0  # seconds waited for pacing and rate limits, all cells
+    requests_today: int = 0  # read from the ledger, the one count every worker adds to
+    rate_limited: int = 0  # 429s today, from the ledger
+    waited: float = 0.0  # seconds waited for pacing and rate limits: the most of any one worker
     last_wait: float = 0.0  # seconds the last finished cell waited
+    waited_by_worker: dict[str, float] = field(default_factory=dict)
+    limits_new: list[str] = field(default_factory=list)  # learned limits not yet shown
+    limits_shown: dict[str, str] = field(default_factory=dict)
     selection_recorded: bool = False  # the selected cells went into run.json (once, with xdist too)
     _last: float = field(default=0.0)
 
@@ -50,10 +54,29 @@ class Progress:
                 f" · unsaved {c.get('unsaved', 0)} · n/a {c.get('na', 0)} · skipped {c.get('skipped', 0)} · errors {c.get('error', 0)}"
                 f" · not asked today {c.get('left', 0)}{self.wait_text()} · left {left}")
 
+    def add_wait(self, worker: str, seconds: float) -> None:
+        """A cell's waiting; workers wait side by side, so their waits are not added up."""
+        self.last_wait = seconds
+        self.waited_by_worker[worker] = self.waited_by_worker.get(worker, 0.0) + seconds
+        self.waited = max(self.waited_by_worker.values())
+
+    def from_ledger(self, requests_today: int, rate_limited: int, limits: tuple[tuple[str, str], ...]) -> None:
+        """Today's requests and 429s as the ledger has them; a route's learned limit is shown once."""
+        self.requests_today, self.rate_limited = requests_today, rate_limited
+        for route, text in limits:
+            if self.limits_shown.get(route) != text:
+                self.limits_shown[route] = text
+                self.limits_new.append(f"{route} allows {text}")
+
     def wait_text(self) -> str:
         text = f" · {self.requests_today} request(s) today" if self.requests_today else ""
+        if self.rate_limited:
+            text += f" · {self.rate_limited} refused for rate (429)"
         if self.waited:
             text += f" · waited {self.waited:.0f} s for pace and rate limits (last cell {self.last_wait:.1f} s)"
+        if self.limits_new:
+            text += " · learned: " + ", ".join(self.limits_new)
+            self.limits_new = []
         return text
 
     def tick(self) -> str | None:

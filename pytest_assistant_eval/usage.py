@@ -58,3 +58,13 @@ def usage_lines(usage: dict[str, dict[str, Any]]) -> list[str]:
             f"{counts['output_tokens']} output token(s)" + (f" ({counts['reasoning_tokens']} reasoning)"
                                                           if counts.get("reasoning_tokens") else "")
             for _, counts in sorted(usage.items())]
+
+
+def add_rate_limits(run_json: Path, limits: dict[str, dict[str, Any]]) -> None:
+    """Record the limits the run learned from its provider (per dimension: limit and window in seconds).
+
+    What a later run learns replaces what an earlier one did in its own entry; each run entry
+    keeps its own, so a provider that changed its limits shows it by date.
+    """
+    if limits:
+        update_run_entry(run_json, lambda entry: entry.__setitem__("rate_limits", limits))
