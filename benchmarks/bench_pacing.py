@@ -1,21 +1,28 @@
-"""How close pacing gets to a provider's allowed rate, with several processes on one route.
+"""How close pacing gets to a provider's binding limit, with one or two processes on one route.
 
-A fake OpenAI-compatible server on 127.0.0.1 allows N requests per window (a sliding window,
-answering 429 beyond it) and states its limit in ``x-ratelimit-limit-requests`` like the real
-service. Several spawned processes share one ledger and send requests through real providers
-and pacers. Printed: the achieved rate as a share of the allowed one (goal >= 95%) and the
-429s received (goal <= 1).
+Fake servers on 127.0.0.1 enforce a limit the way providers do (a fixed window aligned to the
+clock, or a sliding one) and state it in their own dialect: OpenAI's ``x-ratelimit-*`` with Go
+durations, Anthropic's ``anthropic-ratelimit-*`` with RFC 3339 resets and token buckets,
+OpenRouter's ``X-RateLimit-*`` with epoch milliseconds on its 429s only. Spawned processes
+share one ledger and send streamed requests through the real providers and pacers. The limit
+binds on requests (20 per 10 s) or on tokens (20,000 per 10 s with ~1,700-token requests).
 
-    python benchmarks/bench_pacing.py [--limit 20] [--window 2] [--workers 2] [--requests 30]
+Printed per case: the share of the binding limit used, as the units served over the most the
+server could have served between the first and the last start (:func:`used_share`; goal >= 95%),
+and the 429s received (goal <= 1 per run).
+
+    python benchmarks/bench_pacing.py [--seconds 30] [--only openai]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -24,51 +31,98 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.providers.fakes import Answer  # noqa: E402
-from tests.providers.fakes.openai_fake import OpenAIFake  # noqa: E402
-from tests.providers.fakes.workers import paced_requests  # noqa: E402
+from tests.providers.fakes.limits import Limit  # noqa: E402
+from tests.providers.fakes.presets import PRESET_FAKES  # noqa: E402
+from tests.providers.fakes.workers import paced_for  # noqa: E402
+
+TEXT = "a conversation of some length " * 170  # ~5,100 characters: ~1,700 tokens as the fakes count
 
 
-def run(limit: int, window: float, workers: int, requests: int, headers: bool = True,
-        start_interval: float = 0.0) -> dict[str, float]:
-    fake = OpenAIFake(rate_window=(limit, window), default=Answer(text="ok"), limit_headers=headers)
+@dataclass(frozen=True)
+class Case:
+    preset: str
+    binding: Limit
+    workers: int
+
+    @property
+    def tokens(self) -> bool:
+        return self.binding.dimension != "requests"
+
+
+def cases() -> list[Case]:
+    found = []
+    for workers in (1, 2):
+        for preset, kind in (("openai", "fixed"), ("openai", "sliding"), ("anthropic", "bucket"),
+                             ("openrouter", "fixed")):
+            found.append(Case(preset, Limit("requests", 20, 10.0, kind), workers))
+        for preset, limit in (("openai", Limit("tokens", 20000, 10.0, "fixed")),
+                              ("openai", Limit("tokens", 20000, 10.0, "sliding")),
+                              ("anthropic", Limit("input_tokens", 20000, 10.0, "bucket"))):
+            found.append(Case(preset, limit, workers))
+    return found
+
+
+def used_share(charged: list[tuple[float, dict[str, float]]], limit: Limit) -> float:
+    """Units served over the most the server could have served between the first and the last start.
+
+    The most: a fixed window's amount for every window the run touched; a sliding window's for
+    every window length begun; a bucket's full content plus its refill. Requests are whole, so a
+    window holds ``floor(amount / cost)`` of them (20,000 tokens take 11 requests of 1,700).
+    """
+    times = [at for at, _ in charged]
+    units = [costs.get(limit.dimension, 0.0) for _, costs in charged]
+    cost = sum(units) / len(units)
+    per_window = math.floor(limit.amount / cost) * cost if cost else limit.amount
+    span = times[-1] - times[0]
+    if limit.kind == "fixed":
+        windows = math.floor(times[-1] / limit.window) - math.floor(times[0] / limit.window) + 1
+        most = per_window * windows
+    elif limit.kind == "sliding":
+        most = per_window * (math.floor(span / limit.window + 1e-9) + 1)
+    else:
+        most = limit.amount + span * limit.amount / limit.window
+    return sum(units) / most
+
+
+def run(case: Case, seconds: float) -> dict[str, float]:
+    cls, suffix, model = PRESET_FAKES[case.preset]
+    limits = [case.binding] + ([Limit("requests", 1000, 10.0, "sliding")] if case.tokens else [])
+    fake = cls(limits=limits, default=Answer(text="ok"))
     try:
         with tempfile.TemporaryDirectory() as folder:
-            route = f"openai-compatible@{fake.url}/v1"
-            work = partial(paced_requests, str(Path(folder) / "ledger.json"), route, fake.url + "/v1",
-                           start_interval=start_interval)
+            work = partial(paced_for, str(Path(folder) / "ledger.json"), case.preset, model, fake.url + suffix,
+                           text=TEXT if case.tokens else "hi", max_output=200 if case.tokens else 8)
             started = time.monotonic()
-            with multiprocessing.get_context("spawn").Pool(workers) as pool:
-                results = pool.map(work, [requests] * workers)
+            with multiprocessing.get_context("spawn").Pool(case.workers) as pool:
+                results = pool.map(work, [seconds] * case.workers)
             elapsed = time.monotonic() - started
-        ok = sum(r["ok"] for r in results)
-        served = sorted(r.at for r in fake.requests)
-        span = served[-1] - served[0] if len(served) > 1 else float("nan")
-        # The rate is measured between the first and the last start, as the server saw them.
-        achieved = (len(served) - 1) / span if span else float("nan")
-        allowed = limit / window
-        return {"requests": len(served), "ok": ok, "rate_limited": fake.rate_limited, "achieved_per_s": achieved,
-                "allowed_per_s": allowed, "share": achieved / allowed, "elapsed_s": elapsed}
+        charged = fake.limiter.charged
+        share = used_share(charged, case.binding)
+        return {"served": len(charged), "rate_limited": fake.limiter.refused, "share": share, "elapsed_s": elapsed,
+                "connections": fake.connections, "errors": sum(len(r["errors"]) for r in results)}
     finally:
         fake.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=20, help="requests allowed per window")
-    parser.add_argument("--window", type=float, default=2.0, help="window length in seconds")
-    parser.add_argument("--workers", type=int, default=2, help="processes sharing the route")
-    parser.add_argument("--requests", type=int, default=30, help="requests per process")
-    parser.add_argument("--no-limit-headers", action="store_true",
-                        help="the server does not state its limit: pacing learns from 429s alone")
-    parser.add_argument("--start-interval", type=float, default=0.0, help="the preset's starting interval")
+    parser.add_argument("--seconds", type=float, default=30.0, help="how long each case sends")
+    parser.add_argument("--only", help="run only the cases of this preset")
     args = parser.parse_args(argv)
-    result = run(args.limit, args.window, args.workers, args.requests, headers=not args.no_limit_headers,
-                 start_interval=args.start_interval)
-    print(f"route allows {args.limit} requests per {args.window:g} s ({result['allowed_per_s']:.2f}/s); "
-          f"{args.workers} processes sent {result['requests']} requests in {result['elapsed_s']:.1f} s")
-    print(f"achieved rate: {result['achieved_per_s']:.2f}/s = {result['share']:.1%} of the allowed rate (goal >= 95%)")
-    print(f"429s received: {result['rate_limited']} (goal <= 1)")
-    return 0 if result["share"] >= 0.95 and result["rate_limited"] <= 1 else 1
+    print("| limit | preset | window | workers | served | share of binding limit | 429s | connections |")
+    print("|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for case in cases():
+        if args.only and case.preset != args.only:
+            continue
+        result = run(case, args.seconds)
+        lim = case.binding
+        ok = result["share"] >= 0.95 and result["rate_limited"] <= 1
+        failed += not ok
+        print(f"| {lim.amount} {lim.dimension.replace('_', ' ')} per {lim.window:g} s | {case.preset} | {lim.kind} | "
+              f"{case.workers} | {result['served']} | {result['share']:.1%} | {result['rate_limited']} | "
+              f"{result['connections']} |{'' if ok else ' MISSED'}", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -36,3 +36,32 @@ def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, m
         provider.close()
     result["finished"] = time.time()
     return result
+
+
+def paced_for(ledger_path: str, preset: str, model: str, base_url: str, seconds: float, *, text: str = "hi",
+              max_output: int = 8, stream: bool = True, margin: float = 0.03) -> dict[str, Any]:
+    """Send requests through a real provider and pacer of ``preset`` for ``seconds``; report what happened."""
+    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
+    from pytest_assistant_eval.providers.ledger import Ledger
+    from pytest_assistant_eval.providers.pacing import Pacer
+    from pytest_assistant_eval.providers.presets import make_provider, route
+
+    pacer = Pacer(Ledger(ledger_path), route(preset, base_url), margin=margin)
+    provider = make_provider(preset, model, base_url=base_url, key="test-key", pacer=pacer, stream=stream,
+                             retry=RetryPolicy(max_attempts=3))
+    request = ChatRequest(model=model, messages=[Message(role="user", content=text)], tools=[],
+                          max_output_tokens=max_output)
+    result: dict[str, Any] = {"ok": 0, "errors": [], "waited": 0.0}
+    deadline = time.time() + seconds
+    try:
+        while time.time() < deadline:
+            try:
+                provider.complete(request)
+                result["ok"] += 1
+            except ProviderError as error:
+                result["errors"].append(error.code)
+    finally:
+        provider.close()
+    result["waited"] = pacer.waited_total
+    return result
