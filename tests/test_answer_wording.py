@@ -378,8 +378,7 @@ def test_a_number_shown_in_an_earlier_turn_is_sourced_in_a_later_one():
     (key(fact("day", "2026-04-10")), "It is available from 11 April 2026.", "wrong"),
 ])
 def test_a_fact_ends_right_wrong_or_missing_by_what_the_answer_states(entry, answer, expected):
-    sources = tool({"distance_km": 3.4, "price": 144, "currency": "EUR", "left": 1559.09, "other": 148,
-                    "d": 4.3})
+    sources = tool({"distance_km": 3.4, "price": 144, "currency": "EUR", "left": 1559.09})
     items, _, judged, _ = grade(entry, answer, sources)
     assert final(the(items, "fact"), judged) == expected
 
@@ -460,3 +459,38 @@ def test_property_nothing_a_check_settles_is_ever_anything_but_right(parts):
             assert item.verdict == "right", item.to_dict()
         else:
             assert item.verdict is None, item.to_dict()
+
+
+@pytest.mark.parametrize("answer", [
+    "The fee is not in there; the only Figma charge is 45.00 EUR (13 March).",  # another record's amount
+    "The balance is not given, but the limit is 1,500 EUR.",
+])
+def test_a_value_copied_from_another_record_is_no_evidence_against_the_fact(answer):
+    sources = tool({"charges": [{"amount": 45, "currency": "EUR", "created_at": "2026-03-13"}], "limit_eur": 1500})
+    items, _, judged, outcome = grade(key(fact("balance", 1457, "EUR")), answer, sources)
+    item = the(items, "fact")
+    assert item.evidence["values_of_the_kind"] == []
+    assert judged[item.id]["verdict"] == "missing" and outcome["outcome"] == "incomplete"
+
+
+def test_a_value_another_fact_matched_is_no_evidence_against_this_one():
+    entry = key(fact("rejected", -45, "EUR"), fact("balance", 1457, "EUR", critical=False))
+    items, _, judged, outcome = grade(entry, "Row pay-0105 had -45.00 EUR, so the batch failed.",
+                                      tool({"detail": "amount -45.00 EUR is not positive"}))
+    balance = next(i for i in items if i.id == "fact:balance")
+    assert judged[balance.id]["verdict"] == "missing" and outcome["outcome"] == "incomplete"
+
+
+def test_a_date_copied_from_another_record_is_no_evidence_against_the_fact():
+    sources = tool({"charges": [{"created_at": "2026-03-02T09:00:00+00:00"}, {"created_at": "2026-03-04T09:00:00+00:00"}]})
+    items, _, judged, _ = grade(key(fact("cancelled", "2026-03-05")), "Both attempts (2 and 4 March) were declined.",
+                                sources)
+    assert judged[the(items, "fact").id]["verdict"] == "missing"
+    items, _, judged, _ = grade(key(fact("cancelled", "2026-03-05")), "The host cancelled on 6 March.", sources)
+    assert judged[the(items, "fact").id]["verdict"] == "wrong"
+
+
+def test_a_calculation_result_in_markdown_bold_is_shown_and_may_be_repeated():
+    answer = "Limit 1,500.00 EUR, spent 1,457.00 EUR, so 1,500.00 \u2212 1,457.00 = **43.00 EUR** left. Above 43 EUR use the Visa."
+    items, _, _, outcome = grade(key(), answer, tool({"limit_eur": 1500, "balance_eur": 1457}))
+    assert items == [] and outcome["outcome"] == "answered"

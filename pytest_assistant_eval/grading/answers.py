@@ -51,6 +51,8 @@ from pytest_assistant_eval.grading.wording import (
 __all__ = ["AnswerFlags", "check_answer", "sources_of", "tool_description_texts", "has_escalation", "says_no_data"]
 
 Source = tuple[float, str | None]
+# A token that mixes letters and digits: an id or a code ("card-amex-7710", "pay-0105", "BK2041").
+_CODE_RE = re.compile(r"[A-Za-z][\w-]*\d[\w-]*|\d[\w-]*[A-Za-z][\w-]*")
 
 
 @dataclass
@@ -103,8 +105,10 @@ def sources_of(tool_texts: Iterable[str], user_texts: Iterable[str], other_texts
                 sources.append((float(string), None))
             else:
                 sources.extend((q.value, q.unit) for q in find_quantities(string))
-                # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710).
-                sources.extend((float(m.group()), None) for m in re.finditer(r"\d+(?:\.\d+)?", string))
+                # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710); only
+                # there: a unitless copy of "1.5 GB" would make "1.5 MB" look sourced.
+                for token in _CODE_RE.finditer(string):
+                    sources.extend((float(m.group()), None) for m in re.finditer(r"\d+", token.group()))
     for text in [*user_texts, *other_texts]:
         sources.extend((q.value, q.unit) for q in find_quantities(text))
     return sources
@@ -188,13 +192,17 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
 
 def _moment_fact(item: Item, fact: Fact, moment: Moment, answer: str, mentions: list[DateMention] | None,
                  flags: AnswerFlags) -> Item:
-    reading = read_moment(answer, moment, mentions)
+    found = mentions if mentions is not None else find_dates(answer)
+    reading = read_moment(answer, moment, found)
     if reading.matched is not None:
         item.evidence["stated_as"] = reading.matched.text
+        item.evidence["matched_at"] = reading.matched.start
         if reading.form_missing:
             flags.form_missing.append(f"{fact.id}: {reading.form_missing}")
         return settle(item, "right")
+    others = set(reading.others)
     item.evidence["values_of_the_kind"] = reading.others
+    item.evidence["values_at"] = [d.start for d in found if d.text in others]
     return item
 
 
@@ -221,10 +229,11 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
             item.evidence["matched_at"] = q.start
             return settle(item, "right")
     dimension = UNITS[unit][0]
-    same_kind = [q.text for q in quantities if q.unit is not None and q.dimension == dimension
+    same_kind = [q for q in quantities if q.unit is not None and q.dimension == dimension
                  and (per is None or q.per == per)]
-    item.evidence["numbers_with_the_unit"] = same_kind
-    item.evidence["values_of_the_kind"] = same_kind
+    item.evidence["numbers_with_the_unit"] = [q.text for q in same_kind]
+    item.evidence["values_of_the_kind"] = [q.text for q in same_kind]
+    item.evidence["values_at"] = [q.start for q in same_kind]
     return item
 
 
@@ -255,6 +264,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     calc_spans = [(c.start, c.end) for c in calculations]
     calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]
     definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
+    operands = [q for q in quantities if is_sourced(q, sources) or q.start in key_values][:MAX_OPERANDS]
+    spans_of_days = _days_between(find_dates(answer))
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -265,9 +276,59 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
             continue
         if is_sourced(q, calc_results):
             continue  # the result of a calculation the answer shows
+        if _implied(q, operands) or is_sourced(q, spans_of_days):
+            continue  # 1,500 − 1,457 left unwritten; 4 nights from "1 April to 5 April"
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence={"number": q.text, "context": _context(answer, q.start, q.end)}))
     return items
+
+
+#: How many of an answer's sourced numbers are tried as operands of an unwritten calculation
+#: (pairs of them are tried, so the work stays bounded on long answers).
+MAX_OPERANDS = 40
+
+
+def _implied(q: Quantity, operands: list[Quantity]) -> bool:
+    """Whether ``q`` is one step of arithmetic on two sourced numbers the answer states:
+    "limit 1,500.00 EUR ... 1,457.00 EUR spent ... leaves 43.00 EUR". Sums and differences
+    need one dimension; a percentage is never implied (it is what an invented comparison
+    looks like)."""
+    if q.unit == "%":
+        return False
+    tolerance = 0.5 * 10.0 ** (-max(q.decimals, 0)) + 1e-9
+    for i, a in enumerate(operands):
+        for b in operands[i + 1:]:
+            if a.start == q.start or b.start == q.start:
+                continue
+            same = {a.dimension, b.dimension, q.dimension} <= {None, q.dimension}
+            candidates = [a.value * b.value]
+            if b.value:
+                candidates.append(a.value / b.value)
+            if a.value:
+                candidates.append(b.value / a.value)
+            if same:
+                candidates += [a.value + b.value, a.value - b.value, b.value - a.value]
+            if any(abs(abs(c) - abs(q.value)) <= tolerance for c in candidates):
+                return True
+    return False
+
+
+def _days_between(mentions: list[DateMention]) -> list[Source]:
+    """The number of days (nights) between two dates an answer states: a stay "1 to 5 April" is 4 nights."""
+    from datetime import date
+
+    days: list[date] = []
+    for d in mentions[:MAX_OPERANDS]:
+        value = d.value[:10] if d.kind == "datetime" else d.value if d.kind == "date" else None
+        if value is None:
+            continue
+        iso = "2026" + value[1:] if value.startswith("--") else value
+        try:
+            days.append(date.fromisoformat(iso))
+        except ValueError:
+            continue
+    spans = {abs((x - y).days) for i, x in enumerate(days) for y in days[i + 1:]}
+    return [(float(n), unit) for n in spans if n for unit in ("day", "night", None)]
 
 
 # ---------------------------------------------------------------------------
@@ -335,9 +396,9 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
         return [], flags
     flags.escalated = has_escalation(answer, escalation_sentence)
     quantities = find_quantities(answer)
+    mentions = find_dates(answer)
     items: list[Item] = []
     if not flags.escalated:
-        mentions = find_dates(answer)
         items.extend(fact_item(f, answer, quantities, flags, mentions) for f in key.facts)
         if key.data_does_not_answer:
             items.append(_no_data_item(answer))
@@ -345,6 +406,9 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
             items.append(_failed_run_item(answer))
     descriptions = tuple(tool_descriptions) if tool_descriptions is not None else tool_description_texts()
     sources = sources_of(tool_texts, user_texts, earlier_answers) + _sources_of_texts(descriptions)
+    if not flags.escalated:
+        _keep_contradictions(items, quantities, mentions, sources,
+                             _seen_moments([*tool_texts, *user_texts, *earlier_answers]))
     # A number the fact check matched to the key's value is the key's, not invented
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
@@ -352,6 +416,65 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
                               key_values=key_values))
     items.extend(forbidden_items(answer, key.forbidden))
     return items, flags
+
+
+def _seen_moments(texts: Iterable[str]) -> set[tuple[str, Any]]:
+    """The dates, months and times the assistant was shown, as comparable keys."""
+    seen: set[tuple[str, Any]] = set()
+    for text in texts:
+        for d in find_dates(text):
+            seen.update(_moment_keys(d))
+    return seen
+
+
+def _moment_keys(d: DateMention) -> list[tuple[str, Any]]:
+    keys: list[tuple[str, Any]] = []
+    if d.kind in ("date", "datetime"):
+        keys.append(("day", d.value[5:10] if not d.value.startswith("--") else d.value[2:7]))
+        if not d.value.startswith("--"):
+            keys.append(("month", d.value[:7]))
+    if d.kind == "month":
+        keys.append(("month", d.value))
+    clock = d.value[11:16] if d.kind == "datetime" else d.value[:5] if d.kind == "time" else None
+    if clock:
+        minutes = int(clock[:2]) * 60 + int(clock[3:5])
+        keys.append(("clock", minutes) if d.offset is None else ("instant", (minutes - d.offset) % 1440))
+        if d.offset is not None:
+            keys.append(("clock", minutes))
+    return keys
+
+
+def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions: list[DateMention],
+                         sources: list[Source], seen_moments: set[tuple[str, Any]]) -> None:
+    """Keep, as evidence against a fact, only the values that state nothing else.
+
+    A value another fact of the key matched states that fact; a value copied from a tool
+    result (another charge's amount, another event's date) states its own record. Neither
+    says this fact is wrong, so only the rest (4.3 km for 3.4 km, 15:30 UTC for 13:30 UTC)
+    remains in ``values_of_the_kind`` for the judge; without any, the fact is missing.
+    """
+    claimed = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
+    by_start_q = {q.start: q for q in quantities}
+    by_start_d = {d.start: d for d in mentions}
+    for item in items:
+        if item.kind != "fact" or not item.pending or "values_at" not in item.evidence:
+            continue
+        kept_texts: list[str] = []
+        kept_at: list[int] = []
+        for start, text in zip(item.evidence["values_at"], item.evidence["values_of_the_kind"]):
+            if start in claimed:
+                continue
+            q, d = by_start_q.get(start), by_start_d.get(start)
+            if q is not None and is_sourced(q, sources):
+                continue
+            if d is not None and _moment_keys(d) and _moment_keys(d)[0] in seen_moments:
+                continue
+            kept_texts.append(text)
+            kept_at.append(start)
+        item.evidence["values_of_the_kind"] = kept_texts
+        item.evidence["values_at"] = kept_at
+        if "numbers_with_the_unit" in item.evidence:
+            item.evidence["numbers_with_the_unit"] = kept_texts
 
 
 def _context(text: str, start: int, end: int, width: int = 60) -> str:

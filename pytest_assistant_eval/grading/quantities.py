@@ -535,7 +535,8 @@ _ID_RE = re.compile(
 _CARD_RE = re.compile(
     rf"(?i:(?:ending|ends)(?:{_SPACE}+(?:in|with))?|last{_SPACE}+(?:four|4)(?:{_SPACE}+digits)?(?:{_SPACE}+(?:are|of))?)"
     rf"[:{_SPACE}]*(?P<d>[0-9]{{4}})(?![0-9])"
-    rf"|(?:[•*xX·●]{{2,}}{_SPACE}?)(?P<m>[0-9]{{4}})(?![0-9])"
+    # A mask of at least three stars ("**" before digits is markdown bold: "**1000 EUR**").
+    rf"|(?:(?:[•·●]{{2,}}|[*xX]{{3,}}){_SPACE}?)(?P<m>[0-9]{{4}})(?![0-9])"
 )
 
 
@@ -954,10 +955,12 @@ def is_constant(q: Quantity | tuple[float, str | None] | float) -> bool:
 
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "–": "-", "×": "*", "x": "*", "X": "*", "*": "*", "·": "*", "/": "/", "÷": "/"}
 # "95 EUR per night × 3 nights": a "per night" or "/night" before the operator belongs to the left operand.
+# Markdown emphasis may close or open around an operator or "=": "1,500.00 − 1,457.00 = **43.00 EUR**".
+_MARK = r"(?:\*\*|__|\*|_)?"
 _OP_GAP = re.compile(
-    rf"^{_SPACE}*(?:(?:per{_SPACE}+|/{_SPACE}*)[A-Za-z]+{_SPACE}*)?(?P<op>[-+\u2212–×xX*·/÷]|of){_SPACE}*$"
+    rf"^{_MARK}{_SPACE}*(?:(?:per{_SPACE}+|/{_SPACE}*)[A-Za-z]+{_SPACE}*)?(?P<op>[-+\u2212–×xX*·/÷]|of){_SPACE}*{_MARK}$"
 )
-_EQ_GAP = re.compile(rf"^{_SPACE}*(?:=|≈|==){_SPACE}*$")
+_EQ_GAP = re.compile(rf"^{_MARK}{_SPACE}*(?:=|≈|==){_SPACE}*{_MARK}$")
 
 
 def _evaluate(values: Sequence[float], ops: Sequence[str]) -> float | None:
