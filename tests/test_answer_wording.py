@@ -494,3 +494,27 @@ def test_a_calculation_result_in_markdown_bold_is_shown_and_may_be_repeated():
     answer = "Limit 1,500.00 EUR, spent 1,457.00 EUR, so 1,500.00 \u2212 1,457.00 = **43.00 EUR** left. Above 43 EUR use the Visa."
     items, _, _, outcome = grade(key(), answer, tool({"limit_eur": 1500, "balance_eur": 1457}))
     assert items == [] and outcome["outcome"] == "answered"
+
+
+def test_a_fact_whose_value_is_an_id_is_stated_by_the_records_name_when_names_are_known():
+    from pytest_assistant_eval.world.names import Names
+
+    names = Names({"contacts": [{"id": "c-helena", "name": "Helena Sousa"}, {"id": "c-tiago", "name": "Tiago Ferreira"}]})
+    entry = key(fact("helena", "c-helena"))
+    items, _, _, _ = grade(entry, "Invited: **Helena Sousa** and Tiago.", names=names)
+    assert the(items, "fact").verdict == "right"
+    items, _, judged, _ = grade(entry, "Invited: Tiago Ferreira.", names=names)
+    assert judged[the(items, "fact").id]["verdict"] == "missing"
+
+
+def test_answer_context_gives_earlier_answers_tools_and_texts_of_a_record():
+    from pytest_assistant_eval.grading.answers import answer_context
+
+    record = {"transcript": [{"type": "user", "turn": 0, "text": "Q1"}, {"type": "tool", "turn": 0, "text": "{}"},
+                             {"type": "user", "turn": 1, "text": "Q2"}],
+              "turns": [{"turn": 0, "final": "A1"}, {"turn": 1, "final": "A2"}],
+              "tools": [{"name": "read_message"}], "state": {}}
+    ctx = answer_context(record, 1)
+    assert ctx["user_texts"] == ["Q1", "Q2"] and ctx["tool_texts"] == ["{}"] and ctx["earlier_answers"] == ["A1"]
+    assert any("10^6" in text for text in ctx["tool_descriptions"])
+    assert answer_context(record, 0)["earlier_answers"] == []

@@ -39,6 +39,7 @@ from pytest_assistant_eval.grading.quantities import (
     same_quantity,
     split_unit,
 )
+from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.grading.wording import (
     Moment,
     claim_stance,
@@ -48,7 +49,8 @@ from pytest_assistant_eval.grading.wording import (
     says_no_data,
 )
 
-__all__ = ["AnswerFlags", "check_answer", "sources_of", "tool_description_texts", "has_escalation", "says_no_data"]
+__all__ = ["AnswerFlags", "check_answer", "answer_context", "sources_of", "tool_description_texts", "has_escalation",
+           "says_no_data"]
 
 Source = tuple[float, str | None]
 # A token that mixes letters and digits: an id or a code ("card-amex-7710", "pay-0105", "BK2041").
@@ -175,7 +177,7 @@ def _fact_quantity(fact: Fact) -> tuple[float, str | None, str | None] | None:
 
 
 def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: AnswerFlags,
-              mentions: list[DateMention] | None = None) -> Item:
+              mentions: list[DateMention] | None = None, names: Names | None = None) -> Item:
     """One fact of the key: right when the answer states it, else for the judge with the
     values of its kind the answer states (a wrong one makes the rules judge say wrong)."""
     item = _fact_item(fact)
@@ -187,7 +189,7 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
     expected = _fact_quantity(fact)
     if expected is not None:
         return _quantity_fact(item, fact, expected, quantities, flags)
-    return _text_fact(item, fact, answer)
+    return _text_fact(item, fact, answer, names)
 
 
 def _moment_fact(item: Item, fact: Fact, moment: Moment, answer: str, mentions: list[DateMention] | None,
@@ -237,10 +239,12 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
     return item
 
 
-def _text_fact(item: Item, fact: Fact, answer: str) -> Item:
+def _text_fact(item: Item, fact: Fact, answer: str, names: Names | None = None) -> Item:
     value = fact.value
     if isinstance(value, bool):
         return item  # a yes/no fact is for the judge
+    if names is not None and names.kind_of(value) and names.names(answer, value):
+        return settle(item, "right")  # "Helena Sousa" names c-helena; "the Visa ending 4821" its card
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = normalise_text(str(value) + (f" {fact.unit}" if fact.unit and not isinstance(value, str) else ""))
@@ -382,13 +386,15 @@ def _failed_run_item(answer: str) -> Item:
 
 def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_texts: list[str],
                  escalation_sentence: str, tool_descriptions: Sequence[str] | None = None,
-                 earlier_answers: Sequence[str] = ()) -> tuple[list[Item], AnswerFlags]:
+                 earlier_answers: Sequence[str] = (), names: Names | None = None) -> tuple[list[Item], AnswerFlags]:
     """The items of one question turn and its flags.
 
     ``tool_descriptions``: what the assistant was told about its tools (None: every world
     tool's, see ``tool_description_texts``). ``earlier_answers``: the final answers of the
     conversation's earlier turns; a number shown there (computed, or taken from a tool) was
-    already checked in its own turn, so repeating it later is not inventing it.
+    already checked in its own turn, so repeating it later is not inventing it. ``names``:
+    the world's names for its records, so a fact whose value is an id is stated by a name.
+    ``answer_context(record, turn)`` gives all of these from a cell record.
     """
     flags = AnswerFlags()
     if not answer.strip():
@@ -399,7 +405,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     mentions = find_dates(answer)
     items: list[Item] = []
     if not flags.escalated:
-        items.extend(fact_item(f, answer, quantities, flags, mentions) for f in key.facts)
+        items.extend(fact_item(f, answer, quantities, flags, mentions, names) for f in key.facts)
         if key.data_does_not_answer:
             items.append(_no_data_item(answer))
         if key.failed_run:
@@ -475,6 +481,23 @@ def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions
         item.evidence["values_at"] = kept_at
         if "numbers_with_the_unit" in item.evidence:
             item.evidence["numbers_with_the_unit"] = kept_texts
+
+
+def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:
+    """What ``check_answer`` reads from a cell record for one turn, besides the key, the
+    answer and the escalation sentence: the tool results and user texts of this and every
+    earlier turn, the descriptions of the level's tools, the earlier turns' final answers
+    and the world's names (from the record's final state)."""
+    entries = [e for e in record.get("transcript", []) if (e.get("turn") or 0) <= turn]
+    finals = {t["turn"]: t.get("final") or "" for t in record.get("turns", [])}
+    state = (record.get("state") or {}).get("final")
+    return {
+        "tool_texts": [e["text"] for e in entries if e.get("type") == "tool"],
+        "user_texts": [e["text"] for e in entries if e.get("type") == "user"],
+        "tool_descriptions": tool_description_texts(t["name"] for t in record["tools"]) if record.get("tools") else None,
+        "earlier_answers": [finals[i] for i in sorted(finals) if i < turn],
+        "names": Names(state) if isinstance(state, dict) else None,
+    }
 
 
 def _context(text: str, start: int, end: int, width: int = 60) -> str:
