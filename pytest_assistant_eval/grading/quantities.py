@@ -19,6 +19,9 @@ Number formats (``find_quantities``)
   decimal comma.
 * A scale word after the number multiplies it: ``1.2 million kWh`` is 1,200,000
   kWh (thousand, million, billion, bn); its precision scales along.
+* A power of ten is one number: ``10^6``, ``10**6``, ``10⁶``, ``1e6``, ``3.4 × 10^8``.
+* A denominator after a unit makes a compound unit, kept in ``Quantity.per``:
+  ``EUR/m²``, ``€ per m2``, ``kWh/m²/year``, ``km/h``, ``72 EUR a night``.
 * A sign (``-``, ``+`` or U+2212 minus) directly before the digits makes a negative
   number unless it follows a letter, digit or separator (``10-20`` is a range, so
   20 is positive).
@@ -28,8 +31,11 @@ What is not a quantity (the skipping rule)
 A number is skipped when it is part of
 
 1. a date or a time (see ``find_dates``): ISO dates and date-times, ``02.04.2026``,
-   ``2/4/2026``, ``09:30``, ``9 am``, ``2 April 2026``, ``April 2``, ``April 2026``,
-   and a year after *in, since, until, by, year, of*;
+   ``2/4/2026``, ``09:30``, ``9 am``, ``15h00``, ``noon``, ``2 April 2026``, ``April 2``,
+   ``April 2026``, ``2026-02``, ``02/2029``, both ends of a range (``7–9 April``, ``1 to 5
+   April``, ``April 7-9``, ``3–4 pm``), a time zone after a time (``13:30 UTC``, ``14:30
+   Lisbon time (WEST, UTC+1)``, ``+01:00``) or on its own (``UTC+1``), and a year after
+   *in, since, until, by, year, of*;
 2. an id: a token that starts with a letter and joins segments with ``-``, ``_`` or
    ``#`` (``L-104``, ``card-2``, ``ch-0011``, ``run_2``), or ``#12``;
 3. a word: digits glued to letters before (``G05``) or after (``5th``, ``2x``)
