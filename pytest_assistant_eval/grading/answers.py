@@ -96,24 +96,30 @@ def sources_of(tool_texts: Iterable[str], user_texts: Iterable[str], other_texts
     the user's texts and in ``other_texts`` (tool descriptions, earlier answers)."""
     sources: list[Source] = []
     for text in tool_texts:
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, ValueError):
-            sources.extend((q.value, q.unit) for q in find_quantities(text))
-            continue
-        sources.extend(numbers_in_json(data))
-        for string in _strings(data):
-            if string.strip().lstrip("+-").replace(".", "", 1).isdigit():
-                sources.append((float(string), None))
-            else:
-                sources.extend((q.value, q.unit) for q in find_quantities(string))
-                # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710); only
-                # there: a unitless copy of "1.5 GB" would make "1.5 MB" look sourced.
-                for token in _CODE_RE.finditer(string):
-                    sources.extend((float(m.group()), None) for m in re.finditer(r"\d+", token.group()))
+        sources.extend(_sources_of_tool_text(text))
     for text in [*user_texts, *other_texts]:
         sources.extend((q.value, q.unit) for q in find_quantities(text))
     return sources
+
+
+@lru_cache(maxsize=8192)
+def _sources_of_tool_text(text: str) -> tuple[Source, ...]:
+    """The numbers of one tool result, read once (a result recurs in every later turn)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return tuple((q.value, q.unit) for q in find_quantities(text))
+    sources: list[Source] = list(numbers_in_json(data))
+    for string in _strings(data):
+        if string.strip().lstrip("+-").replace(".", "", 1).isdigit():
+            sources.append((float(string), None))
+        else:
+            sources.extend((q.value, q.unit) for q in find_quantities(string))
+            # Digits inside ids and codes were seen too ("card-amex-7710" shows 7710); only
+            # there: a unitless copy of "1.5 GB" would make "1.5 MB" look sourced.
+            for token in _CODE_RE.finditer(string):
+                sources.extend((float(m.group()), None) for m in re.finditer(r"\d+", token.group()))
+    return tuple(sources)
 
 
 @lru_cache(maxsize=64)

@@ -60,6 +60,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = [
     "Quantity",
@@ -479,7 +480,27 @@ def _date_parts(kind: str, m: re.Match[str]) -> list[_Part]:
     return [("year", g["y"], m.start("y"), end)]
 
 
+_HAS_DIGIT = re.compile(r"[0-9]")
+_HAS_TIME_WORD = re.compile(r"(?i:noon|midday|midnight)")
+
+
 def find_dates(text: str) -> list[DateMention]:
+    """Dates and times in ``text``, in order, never overlapping (the earliest, longest wins).
+
+    Texts are read once: tool results recur across turns and cells, so the readings are
+    cached by text (mentions are frozen; the list is a fresh copy).
+    """
+    if not _HAS_DIGIT.search(text) and not _HAS_TIME_WORD.search(text):
+        return []
+    return list(_find_dates_cached(text))
+
+
+@lru_cache(maxsize=16384)
+def _find_dates_cached(text: str) -> tuple[DateMention, ...]:
+    return tuple(_find_dates(text))
+
+
+def _find_dates(text: str) -> list[DateMention]:
     """Dates and times in ``text``, in order, never overlapping (the earliest, longest wins).
 
     A range names both of its ends ("7–9 April", "April 7-9", "1 to 5 April", "3–4 pm");
@@ -629,7 +650,21 @@ def _parse_number(m: re.Match[str]) -> tuple[float, int]:
 
 
 def find_quantities(text: str) -> list[Quantity]:
-    """Every number in ``text`` that is a quantity, in order (see the module doc for the rules)."""
+    """Every number in ``text`` that is a quantity, in order (see the module doc for the rules).
+
+    Cached by text like ``find_dates``: the same tool results are read for every turn and cell.
+    """
+    if not _HAS_DIGIT.search(text):
+        return []
+    return list(_find_quantities_cached(text))
+
+
+@lru_cache(maxsize=16384)
+def _find_quantities_cached(text: str) -> tuple[Quantity, ...]:
+    return tuple(_find_quantities(text))
+
+
+def _find_quantities(text: str) -> list[Quantity]:
     blocked = _blocked_spans(text)
     out: list[Quantity] = []
     last_end = 0
