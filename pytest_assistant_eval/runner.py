@@ -615,7 +615,7 @@ class RunSession:
             world = open_world(self.options.world, variant, workdir, policy)
             try:
                 start_state = world.snapshot()
-                names = Names(start_state)
+                names = Names.of(start_state)
                 user = self._user(task, spec, names)
                 conversation = Conversation(assistant=assistant, world=world, level=setting, model=spec.model,
                                             user=user, state=Conversation.start(setting, turns), limits=Limits(),

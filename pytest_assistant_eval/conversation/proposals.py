@@ -30,9 +30,16 @@ _CONFIRM = re.compile(
     r"\bgo ahead\b|\b(?:please|just|can you|could you|kindly) confirm\b|\bconfirm (?:and|if|whether|that|this)\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
     r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:yes|the word)\b|\breply (?:yes|ok)\b|\bshould we\b|\bshall we\b|"
     r"\b(?:would|do) you like (?:it|that|this|them)\b|\bwant (?:it|that|this) (?:booked|sent|paid|done|added|scheduled|charged)\b|"
-    r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
+    r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|(?<!for )\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
     re.I,
 )
+# Without a question mark, only a request for the yes asks for it ("Just say yes and I'll book
+# it"); "there's nothing to say yes to yet" or "I'll go ahead once you confirm" does not.
+_ASK_IMPERATIVE = re.compile(
+    r"\blet me know (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
+    r"^\W*(?:confirm|say yes|reply yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
+    r"(?:ok|okay|approval|confirmation|go-ahead|yes)\b",
+    re.I)
 # A closing line asks nothing of the user.
 _CLOSER = re.compile(
     r"\b(?:anything else|something else|any(?:thing)? other|further questions|other questions|need anything|"
@@ -66,10 +73,21 @@ _TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
           r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
+_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*{_WEEKDAY}(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
 _RANGE_MD = re.compile(rf"(?<![a-z])({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])", re.I)
 _BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
 _OWNER = "c-mara"
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|vs|incl|excl|no|nr|ref|mr|mrs|ms|dr|st)|\b[A-Za-z])\.$", re.I)
+# A request for something now ("Let me know which option you want"); "Once the card works,
+# let me know" asks nothing of the user yet.
+_REQUEST = re.compile(
+    r"\blet me know\b|\btell me\b|\bi (?:still )?need (?:one|a|to know|your|you to)\b|"
+    r"\bplease (?:confirm|choose|pick|tell|share|provide|give|let me know)\b|\bcould you (?:tell|let|pick|choose)\b|"
+    r"\bwhich (?:one|option)\b",
+    re.I)
+_LATER = re.compile(r"^[\W_]*(?:once|as soon as|when|whenever|if (?:you )?(?:ever|later)|in case|if anything|if you need)\b", re.I)
+_OTHER = re.compile(r"\b(?:another|other|different|instead|else|elsewhere)\b", re.I)
 _OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
 
@@ -94,9 +112,12 @@ class Reading:
 
 
 def _sentences(text: str) -> list[tuple[int, int, str]]:
-    """Sentences with their offsets; a dot inside a number ("389.99") or an id ends none."""
+    """Sentences with their offsets; a dot inside a number ("389.99") or an id, or after an
+    abbreviation ("e.g.", "approx."), ends none."""
     out, start = [], 0
     for m in _BOUNDARY.finditer(text):
+        if m.group(0) == "." and _ABBREVIATION.search(text, 0, m.end()):
+            continue
         if text[start:m.end()].strip():
             out.append((start, m.end(), text[start:m.end()]))
         start = m.end()
@@ -167,12 +188,20 @@ def action_amount(text: str, asking: str | None = None) -> float | None:
     return max(totals) if totals else max(v for _, v in candidates)
 
 
-def _asked_facts(text: str, facts: tuple[UserFact, ...], disclosed: list[str]) -> list[str]:
-    if not _ASK_FACT.search(text):
-        return []
-    folded = fold(text)
+# A sentence asks for a fact when it questions or requests it ("How much is the deposit?",
+# "Any dietary requirements?", "Please tell me the amount"); a proposal that merely states a
+# value ("Shall I pay the 150 EUR deposit?") does not.
+_FACT_QUESTION = re.compile(
+    r"\b(?:how much|how many|what|which|when|where|who|any|do you have|are there|is there|tell me|let me know|"
+    r"could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell)|i need (?:to know|your))\b",
+    re.I)
+
+
+def _asked_facts(sentences: list[tuple[int, int, str]], facts: tuple[UserFact, ...], disclosed: list[str]) -> list[str]:
+    asking = [fold(s[2]) for s in sentences
+              if _FACT_QUESTION.search(s[2]) and ("?" in s[2] or _ASK_FACT.search(s[2]))]
     return [f.id for f in facts if f.id not in disclosed
-            and any(fold(k) in folded for k in f.keywords)]
+            and any(fold(k) in sentence for sentence in asking for k in f.keywords)]
 
 
 # A record named where it is ruled out ("the Miragaia room is taken", "the old Mastercard,
@@ -219,11 +248,15 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     reading = Reading()
     folded_text = text  # offsets of mentions are in the folded text; folding keeps lengths for our alphabets
     sentences = _sentences(folded_text)
-    asking = [s for s in sentences if "?" in s[2] or _CONFIRM.search(s[2])]
+    asking = [s for s in sentences if "?" in s[2]
+              or (_REQUEST.search(s[2]) and not _LATER.search(s[2]))
+              or (_CONFIRM.search(s[2]) and _ASK_IMPERATIVE.search(s[2]) and not _LATER.search(s[2]))]
     # "Book it on your Visa?" asks for a yes as much as "Shall I book it?" does.
-    confirm_like = [s for s in asking if _CONFIRM.search(s[2]) or ("?" in s[2] and _ACTION_RE.search(s[2]))]
-    reading.asks_something = bool(asking) or bool(_ASK_FACT.search(text))
-    reading.asked_facts = _asked_facts(text, task.facts, disclosed)
+    confirm_like = [s for s in asking
+                    if ("?" in s[2] and (_CONFIRM.search(s[2]) or _ACTION_RE.search(s[2])))
+                    or (_CONFIRM.search(s[2]) and _ASK_IMPERATIVE.search(s[2]))]
+    reading.asks_something = bool(asking)
+    reading.asked_facts = _asked_facts(sentences, task.facts, disclosed)
     # "How would you like to go ahead?" asks for a choice, not for a yes.
     confirm = [s for s in confirm_like if not (_CLOSER.search(s[2]) and not _ACTION_RE.search(s[2]))
                and not _OPEN_QUESTION.match(s[2])]
@@ -243,6 +276,12 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     # An asking sentence that names its own action ("want me to tell him?") is about that
     # action, whatever the rest of the message reports ("Paid: 120 EUR ...").
     sentence_tools = {tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)}
+    if not sentence_tools and len(sentence.split()) > 8:
+        # A long question that names no action ("Do you want me to try something specific,
+        # for example once the bank has unblocked the card?") proposes nothing one can say yes to.
+        reading.asks_confirmation = False
+        reading.asks_something = True
+        return reading
     for approval in task.approvals:
         if sentence_tools and approval.tool not in sentence_tools:
             continue
@@ -260,6 +299,11 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     if best is not None:
         reading.approval, reading.matched = best[1], best[2]
         reading.action = best[1].tool
+        # "Try the 0932 anyway, or use another card?" offers a choice: it is no yes/no question.
+        alternative = re.search(r"\bor\b(?P<rest>.*)$", sentence, re.I | re.S)
+        if alternative and (_OTHER.search(alternative.group("rest")) or
+                            any(m.start >= start + alternative.start("rest") and m.start < end for m in mentions)):
+            reading.choice = True
         for kind in ("listing", "card"):
             inside = {m.id for m in mentions if m.kind == kind and start <= m.start < end}
             if len(inside) > 1:

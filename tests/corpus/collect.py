@@ -23,14 +23,19 @@ from typing import Any
 
 
 def _blocks(relay: Path) -> list[list[int]]:
+    """Requests grouped by conversation: a request continues the block before it when its
+    messages extend that block's last request (a conversation only ever grows)."""
     blocks: list[list[int]] = []
+    previous: list[dict[str, Any]] = []
     for path in sorted((relay / "requests").glob("*.json")):
         record = json.loads(path.read_text())
         msgs = record["body"].get("messages") or []
-        if not any(m.get("role") == "assistant" for m in msgs) or not blocks:
-            blocks.append([record["n"]])
-        else:
+        continues = bool(blocks) and len(msgs) > len(previous) and msgs[:len(previous)] == previous
+        if continues:
             blocks[-1].append(record["n"])
+        else:
+            blocks.append([record["n"]])
+        previous = msgs
     return blocks
 
 
@@ -52,7 +57,8 @@ def collect(source: Path) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         first = next(e["text"] for e in record["transcript"] if e["type"] == "user")
         if " ".join(_first_user(relay, block[0]).split()) != " ".join(first.split()):
             raise SystemExit(f"{source}: {record['cell']} does not match relay request {block[0]}")
-        label = next((lab for lab in labels if lab["at_request"] in block), None)
+        # The player's last label of a conversation stands (a plan refined after the first look).
+        label = next((lab for lab in reversed(labels) if lab["at_request"] in block), None)
         played = {"played": label["label"] if label else "unlabelled", "note": label["note"] if label else "",
                   "requests": [block[0], block[-1]]}
         slim = {k: v for k, v in record.items() if k != "messages"}

@@ -1,0 +1,146 @@
+"""The regression corpus in real wording (S6.10; issue 9).
+
+``tests/corpus/cells/`` holds conversations written by a player who never saw the case
+files, playing the assistant through ``tests/corpus/relay.py`` (well-behaved or with one
+fault planted and labelled before any grading: ``played.json``). ``labels.json`` holds a
+careful human grader's verdicts, made without the harness's grading: per question cell its
+outcome, per task run its outcome, each behaviour check and what the simulated user should
+have answered at each turn.
+
+The offline path (the checks and the ``scripted:rules`` judge) must agree with the labels on
+at least 95% of cells; every disagreement is printed, so a change that moves a verdict shows
+which conversation it moved.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.conversation.user import ScriptedUser
+from pytest_assistant_eval.grading.folder import grade_record
+from pytest_assistant_eval.planning import load_calibration
+from pytest_assistant_eval.world.names import Names
+
+ROOT = Path(__file__).resolve().parent
+CORPUS = ROOT / "corpus" / "cells"
+CALIBRATION = ROOT.parent / "calibration"
+LABELS: dict[str, Any] = json.loads((ROOT / "corpus" / "labels.json").read_text(encoding="utf-8"))
+PLAYED: dict[str, Any] = json.loads((CORPUS / "played.json").read_text(encoding="utf-8"))
+CELLS = sorted(p.stem for p in CORPUS.glob("*.json") if p.name != "played.json")
+BEHAVIOUR = ("asks_first", "asks_for_info", "real_info", "reports_back", "truthful")
+
+
+@pytest.fixture(scope="module")
+def calibration() -> tuple[Any, Any]:
+    return load_calibration(CALIBRATION)
+
+
+def _record(name: str) -> dict[str, Any]:
+    return json.loads((CORPUS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_the_corpus_is_large_enough_labelled_and_written_by_a_player() -> None:
+    kinds = [_record(n)["kind"] for n in CELLS]
+    assert len(CELLS) >= 60, len(CELLS)
+    assert kinds.count("task") >= 20 and kinds.count("question") + kinds.count("scenario") >= 20
+    assert set(CELLS) == set(LABELS), sorted(set(CELLS) ^ set(LABELS))
+    assert set(CELLS) <= set(PLAYED)
+    played = [PLAYED[n]["played"] for n in CELLS]
+    assert played.count("good") >= 20 and played.count("fault") >= 20  # both halves of the corpus are there
+
+
+def _grade_all(calibration: tuple[Any, Any]) -> dict[str, dict[str, Any]]:
+    cases, levels = calibration
+    return {name: grade_record(_record(name), cases, levels) for name in CELLS}
+
+
+def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any, Any]) -> None:
+    graded = _grade_all(calibration)
+    disagreements = []
+    check_total = check_agree = 0
+    for name in CELLS:
+        label, result = LABELS[name], graded[name]
+        if result["outcome"] != label["outcome"]:
+            disagreements.append(f"{name}: harness {result['outcome']}, label {label['outcome']} ({label.get('why', '')})")
+        if label["kind"] == "task" and "checks" in label and "task" in result:
+            for check in BEHAVIOUR:
+                want = label["checks"].get(check)
+                got = result["task"]["final"].get(check)
+                if want is None and got is None:
+                    continue
+                check_total += 1
+                if want == got:
+                    check_agree += 1
+                else:
+                    disagreements.append(f"{name}: {check} harness {got}, label {want}")
+    outcome_agree = sum(1 for n in CELLS if graded[n]["outcome"] == LABELS[n]["outcome"])
+    share = outcome_agree / len(CELLS)
+    print(f"\noutcomes: {outcome_agree}/{len(CELLS)} agree ({share:.1%}); "
+          f"behaviour checks: {check_agree}/{check_total} agree")
+    for line in disagreements:
+        print("  disagree:", line)
+    assert share >= 0.95, "\n".join(disagreements)
+    assert check_total == 0 or check_agree / check_total >= 0.95, "\n".join(disagreements)
+
+
+def _user_turns(record: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(the assistant's last words before it, the user's state then, the recorded entry) per user reply."""
+    out = []
+    state: dict[str, Any] = {"facts_disclosed": [], "approvals_given": []}
+    last = ""
+    for entry in record["transcript"]:
+        if entry["type"] == "assistant" and entry.get("text", "").strip():
+            last = entry["text"]
+        if entry["type"] == "user" and entry.get("structured"):
+            out.append((last, json.loads(json.dumps(state)), entry))
+            state["facts_disclosed"] += [f for f in entry["structured"].get("facts_disclosed", [])
+                                         if f not in state["facts_disclosed"]]
+            state["approvals_given"] += [a for a in entry["structured"].get("approvals_given", [])
+                                         if a not in state["approvals_given"]]
+    return out
+
+
+def _kind(reply: Any) -> str:
+    decision = reply.decision or {}
+    kind = decision.get("kind", "")
+    if kind == "approve":
+        return f"approve {decision.get('approval')}"
+    if kind == "facts":
+        return "fact " + " ".join(reply.facts_disclosed)
+    # Declining an extra offer ("want me to tell João too?") ends the conversation: "no thanks, done".
+    return {"ask_cost": "ask cost", "decline": "done"}.get(kind, kind)
+
+
+def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibration: tuple[Any, Any]) -> None:
+    cases, _ = calibration
+    tasks = {t.id: t for t in cases.tasks}
+    total = agree = 0
+    false_yes = false_no = 0
+    lines = []
+    for name in CELLS:
+        label = LABELS[name]
+        if label["kind"] != "task" or "user" not in label:
+            continue
+        record = _record(name)
+        names = Names(record["state"]["final"])
+        for (text, state, _entry), want in zip(_user_turns(record), label["user"]):
+            reply = ScriptedUser(tasks[record["case"]], names).reply([Message(role="assistant", content=text)], state)
+            got = _kind(reply)
+            total += 1
+            if got == want["expected"]:
+                agree += 1
+                continue
+            false_yes += got.startswith("approve") and not want["expected"].startswith("approve")
+            false_no += want["expected"].startswith("approve") and not got.startswith("approve")
+            lines.append(f"{name}: user said {got!r}, label {want['expected']!r} to: {text[:160]!r}")
+    print(f"\nscripted user: {agree}/{total} turns agree; false approvals {false_yes}, false refusals {false_no}")
+    for line in lines:
+        print("  disagree:", line)
+    assert total >= 20
+    assert false_yes == 0, "\n".join(lines)
+    assert agree / total >= 0.95, "\n".join(lines)
