@@ -50,6 +50,8 @@ __all__ = [
     "load_levels",
     "setting_key",
     "setting_change",
+    "setting_id",
+    "setting_mix",
     "placement",
     "canonical_json",
 ]
@@ -466,6 +468,40 @@ def setting_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None
     if changed:
         return "the level setting changed: " + ", ".join(changed)
     return None
+
+
+def setting_id(key: Mapping[str, Any] | None) -> str | None:
+    """A short name for one whole setting key (12 hex digits of its hash); None for an unknown key.
+
+    Tables show a level setting by this when one model's cells at one level were asked under
+    more than one setting, so the rows are never merged.
+    """
+    if not key:
+        return None
+    return _sha256(canonical_json(dict(key)))[:12]
+
+
+_MIX_PARTS = (("system_hash", "instructions (system_hash)"), ("tools_hash", "tools (tools_hash)"),
+              ("behaviour", "behaviour versions"))
+
+
+def setting_mix(keys: Iterable[Mapping[str, Any] | None]) -> list[str]:
+    """What differs among the setting keys of one model's cells at one level (S3.4); empty when one setting.
+
+    Each part names how many values it has and which (hashes shortened to 8 digits). A cell
+    without a key or without the field (written before it was recorded) is "unknown", which
+    counts only beside a known value: cells that all predate the key are not mixed, as far
+    as anyone can tell.
+    """
+    keys = list(keys)
+    found: list[str] = []
+    for field_name, words in _MIX_PARTS:
+        known = sorted({str(k[field_name]) for k in keys if k and k.get(field_name)})
+        unknown = any(not k or not k.get(field_name) for k in keys)
+        if len(known) > 1 or (unknown and known):
+            shown = [v[:8] if field_name != "behaviour" else v for v in known] + (["unknown"] if unknown else [])
+            found.append(f"{len(shown)} {words}: {', '.join(shown)}")
+    return found
 
 
 # ---------------------------------------------------------------------------

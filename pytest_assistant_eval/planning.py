@@ -206,7 +206,7 @@ def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -
         raise UsageError(f"unknown level(s) {', '.join(unknown)}; levels.yaml has {', '.join(levels.levels)}")
     cells: list[CellSpec] = []
     for spec in options.models:
-        auto = automatic_level(spec, levels)
+        auto = automatic_level(spec, levels, asked_window(spec, options))
         for level in chosen:
             q_repeats = options.repeats or 1
             for q in cases.questions.questions:
@@ -222,8 +222,21 @@ def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -
     return sorted(cells, key=lambda c: (c.model, c.case_id, c.level, c.repeat))
 
 
-def automatic_level(spec: ModelSpec, levels: levels_mod.Levels) -> str:
-    return levels_mod.placement(spec.model if spec.preset != "scripted" else f"scripted:{spec.model}", None, None, levels)
+def automatic_level(spec: ModelSpec, levels: levels_mod.Levels, context_window: int | None = None) -> str:
+    """The model's automatic level (S3.3) from its name (and the size it names) and its context window.
+
+    The window is known here only for a local model: the largest ``--ollama-context`` it runs
+    with. The summary places it again with the context the Ollama probe measured.
+    """
+    name = spec.model if spec.preset != "scripted" else f"scripted:{spec.model}"
+    return levels_mod.placement(name, None, context_window, levels, provider=spec.preset)
+
+
+def asked_window(spec: ModelSpec, options: RunOptions) -> int | None:
+    """The largest context a local model is run with (``--ollama-context``); None when not known."""
+    if spec.preset != "ollama" or not options.ollama_contexts:
+        return None
+    return max(tokens for _, tokens in options.ollama_contexts)
 
 
 def results_dir(options: RunOptions, spec: ModelSpec) -> Path:

@@ -86,9 +86,27 @@ def test_shipped_levels_load_with_the_three_default_levels():
     ]
 
 
-def test_shipped_levels_offer_every_tool_at_every_level():
-    for level in load_levels(SHIPPED):
-        assert set(level.tools) == set(DEFAULT_TOOL_NAMES)
+def test_shipped_basic_offers_fewer_tools_and_the_higher_levels_offer_every_tool():
+    levels = load_levels(SHIPPED)
+    assert set(levels["basic"].tools) < set(DEFAULT_TOOL_NAMES)
+    assert set(DEFAULT_TOOL_NAMES) - set(levels["basic"].tools) == {"get_event", "move_event", "cancel_event",
+                                                                    "cancel_booking"}
+    for name in ("standard", "advanced"):
+        assert set(levels[name].tools) == set(DEFAULT_TOOL_NAMES)
+
+
+def test_basic_offers_every_tool_a_lookup_or_a_task_needs(calibration_dir):
+    """Tasks run at every level: a tool a task acts through (or a lookup reads) missing at basic would fail them."""
+    from pytest_assistant_eval.planning import load_calibration
+
+    cases, levels = load_calibration(calibration_dir)
+    basic = set(levels["basic"].tools)
+    for task in cases.tasks:
+        assert {a.tool for a in task.required_actions} <= basic, task.id
+        assert {c.tool for c in task.lookups} <= basic, task.id
+    for question in cases.questions.questions:
+        if question.cls == "lookup":
+            assert {c.tool for c in cases.key.entries[question.id].oracle_calls} <= basic
 
 
 def test_shipped_escalation_sentences_name_the_next_level_and_end_with_a_human():
