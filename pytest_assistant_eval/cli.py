@@ -138,9 +138,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
     p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
     p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
+    from pytest_assistant_eval.grading.folder import add_judge_arguments
+
+    add_judge_arguments(p)
+
+    p = sub.add_parser("summary", help="per model, level setting and class: how the graded cells came out")
+    p.add_argument("--dir", type=Path, required=True, help="a grading folder")
+    p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
+                   help="a graded results folder not found beside the grading folder (repeatable)")
+    p.add_argument("--record", action="store_true",
+                   help="append one line per cell to the results file (refused while cells wait for review)")
+    p.add_argument("--file", type=Path, default=None,
+                   help="the results file (default: results.jsonl in the calibration folder)")
+
+    p = sub.add_parser("calibrate", help="per model and level setting: rates with intervals, and the evidence")
+    p.add_argument("--file", type=Path, default=None,
+                   help="the results file (default: results.jsonl in the calibration folder)")
+    p.add_argument("--set-version", help="tabulate this question set version (default: the newest line's)")
+    p.add_argument("--key-version", help="tabulate this answer key version (default: the newest line's)")
 
     p = sub.add_parser("leaderboard", help="the per-assistant table of task runs")
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
+    p.add_argument("--by-level", action="store_true", help="one row per assistant and level")
+    p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
@@ -161,14 +181,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return _cmd_run(args, extra)
     if args.command == "grade-ai":
-        from pytest_assistant_eval.grading.folder import grade_command
+        from pytest_assistant_eval.grading.folder import grade_command, judge_options
 
         return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model,
-                             calibration=args.calibration)
+                             calibration=args.calibration, options=judge_options(args))
     if args.command == "leaderboard":
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
-        return leaderboard_command(args.dir, args.calibration)
+        return leaderboard_command(args.dir, args.calibration, k=args.k, by_level=args.by_level)
+    if args.command == "summary":
+        from pytest_assistant_eval.tables.summary import summary_command
+
+        return summary_command(args.dir, args.calibration, results=args.results, record=args.record,
+                               results_file=args.file)
+    if args.command == "calibrate":
+        from pytest_assistant_eval.tables.calibrate import calibrate_command
+
+        return calibrate_command(args.file or args.calibration / "results.jsonl", args.calibration,
+                                 set_version=args.set_version, key_version=args.key_version)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

@@ -20,6 +20,8 @@ from pytest_assistant_eval.providers.scripted import FAULTS
 DEMO_MARK = ".assistant_eval_demo"
 #: What the demo writes inside its folder, and all it ever removes there.
 DEMO_PARTS = ("world", "results", "grading")
+#: The demo's own results file: its lines are the demo's, never calibration/results.jsonl's.
+DEMO_RESULTS_FILE = "results.jsonl"
 
 
 class DemoFolderRefused(Exception):
@@ -39,9 +41,11 @@ def prepare_demo_folder(out: Path) -> None:
                                 "write: choose a new or empty folder for --out (default: _eval_reports/demo)")
     for part in DEMO_PARTS:
         shutil.rmtree(out / part, ignore_errors=True)
+    for name in (DEMO_RESULTS_FILE, DEMO_RESULTS_FILE + ".lock"):
+        (out / name).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / DEMO_MARK).write_text("A folder written by 'assistant-eval demo'; the next demo replaces its "
-                                 f"{', '.join(DEMO_PARTS)} folders.\n", encoding="utf-8")
+                                 f"{', '.join(DEMO_PARTS)} folders and its {DEMO_RESULTS_FILE}.\n", encoding="utf-8")
 
 
 def demo_command(out: Path, calibration: Path, workers: str) -> int:
@@ -52,12 +56,12 @@ def demo_command(out: Path, calibration: Path, workers: str) -> int:
     except DemoFolderRefused as exc:
         print(f"assistant-eval demo: {exc}", file=sys.stderr)
         return 2
-    print(f"[1/4] Building the grounding world in {out / 'world'} ...", flush=True)
+    print(f"[1/6] Building the grounding world in {out / 'world'} ...", flush=True)
     from pytest_assistant_eval.world.build import build_world
 
     world = build_world(out / "world", calibration / "world")
     results = out / "results"
-    print(f"[2/4] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
+    print(f"[2/6] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
           flush=True)
     argv = [sys.executable, "-m", "pytest", "-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
             "--world", str(world), "--out", str(results), "-q", "-n", str(workers)]
@@ -68,16 +72,30 @@ def demo_command(out: Path, calibration: Path, workers: str) -> int:
     if code != 0:
         print(f"assistant-eval demo: the run stopped with exit code {code}", file=sys.stderr)
         return code
-    print("[3/4] Grading with the offline judge scripted:rules ...", flush=True)
+    print("[3/6] Grading with the offline judge scripted:rules ...", flush=True)
     from pytest_assistant_eval.grading.folder import grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
     code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
     if code != 0:
         return code
-    print("[4/4] Leaderboard\n", flush=True)
+    print("[4/6] Leaderboard\n", flush=True)
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
     code = leaderboard_command(out / "grading", calibration)
+    if code != 0:
+        return code
+    # The demo records into its own file: its reference assistants are no evidence about real models.
+    results_file = out / DEMO_RESULTS_FILE
+    print(f"\n[5/6] Summary, recorded in {results_file}\n", flush=True)
+    from pytest_assistant_eval.tables.summary import summary_command
+
+    code = summary_command(out / "grading", calibration, record=True, results_file=results_file)
+    if code != 0:
+        return code
+    print("\n[6/6] Calibration\n", flush=True)
+    from pytest_assistant_eval.tables.calibrate import calibrate_command
+
+    code = calibrate_command(results_file, calibration)
     print(f"\nDemo finished in {time.monotonic() - started:.1f} s; everything is in {out}")
     return code

@@ -162,8 +162,8 @@ def test_question_outcomes_and_invented_numbers_are_tallied_apart_from_tasks():
 
 def tables_of(text: str) -> list[list[str]]:
     """The lines of each table, without its title and the note under the first."""
-    first, behaviour, questions = text.split("\n\n")
-    return [first.splitlines()[1:-1], behaviour.splitlines()[1:], questions.splitlines()[1:]]
+    first, behaviour, tasks, questions = text.split("\n\n")
+    return [first.splitlines()[1:-1], behaviour.splitlines()[1:], tasks.splitlines()[1:], questions.splitlines()[1:]]
 
 
 def test_every_line_of_each_table_has_the_same_display_width():

@@ -35,10 +35,13 @@ class ModelBoard:
     invented: int = 0
 
 
-def collect(cells: list[dict[str, Any]], pairs: dict[str, str]) -> dict[str, ModelBoard]:
+def collect(cells: list[dict[str, Any]], pairs: dict[str, str], by_level: bool = False) -> dict[str, ModelBoard]:
+    """One board per assistant, or with ``by_level`` per assistant and level (``"label @ level"``)."""
     boards: dict[str, ModelBoard] = {}
     for cell in cells:
         label = cell["model"].get("label") or cell["model"]["model"]
+        if by_level:
+            label = f"{label} @ {cell['level']}"
         board = boards.setdefault(label, ModelBoard(label))
         if cell["kind"] != "task":
             for part in cell.get("parts", []):
@@ -86,7 +89,7 @@ def _rate(values: list[bool]) -> str:
     return format_rate(wilson(sum(values), len(values)))
 
 
-def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> str:
+def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_level: bool = False) -> str:
     """Three aligned tables: task outcomes, behaviour checks, question outcomes.
 
     Tables are split so that each fits a terminal; an assistant's rows keep the same order
@@ -124,20 +127,41 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> 
     q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
     q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
                str(boards[label].invented)] for label in sorted(boards)]
-    questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5, title="Questions: outcomes of every turn, all levels")
-    return f"{outcomes}\n{note}\n\n{behaviour}\n\n{questions}"
+    questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5,
+                             title="Questions: outcomes of every turn" + ("" if by_level else ", all levels"))
+    return f"{outcomes}\n{note}\n\n{behaviour}\n\n{per_task(boards, order, k)}\n\n{questions}"
 
 
-def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout) -> int:
-    from pytest_assistant_eval.grading.folder import read_grading
+def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
+    """Passing runs out of runs for every task: the n behind pass^k, shown rather than implied (S8.5)."""
+    tasks = sorted({case for b in boards.values() for case, _ in b.trials})
+    rows = []
+    for label in order:
+        trials = boards[label].trials
+        row = [label]
+        for task in tasks:
+            runs = [v for (case, _), values in trials.items() if case == task for v in values]
+            row.append(f"{sum(runs)}/{len(runs)}" if runs else "–")
+        rows.append(row)
+    return render_table(["assistant", *tasks], rows, ["l"] + ["r"] * len(tasks),
+                        title=f"Passing runs / runs per task (pass^{k} takes each task at each level apart and "
+                              f"counts those with n ≥ {k})")
 
+
+def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout, *,
+                        k: int = 2, by_level: bool = False) -> int:
+    from pytest_assistant_eval.tables.grading_source import read_graded_cells
+
+    if k < 1:
+        print(f"assistant-eval leaderboard: --k must be at least 1, got {k}", file=sys.stderr)
+        return 2
     try:
-        _, cells = read_grading(grading_dir)
+        _, cells, _ = read_graded_cells(grading_dir)
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2
     pairs = task_pairs(calibration)
-    print(render(collect(cells, pairs), pairs), file=out)
+    print(render(collect(cells, pairs, by_level), pairs, k, by_level), file=out)
     return 0
 
 

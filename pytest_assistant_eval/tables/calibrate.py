@@ -1,0 +1,242 @@
+"""``calibrate`` (S8.4): which model to trust at which level, from the results file.
+
+Reads ``calibration/results.jsonl`` (line format 2 only), keeps each cell's latest line and
+only the lines of one question set and key version (rates never mix versions, S9.1), and
+prints per model a table (rows: level settings and the three rates; columns: classes), per
+level setting the usage of the answered cells, free-plan cells apart, and the evidence: how
+each level does on its classes, proposed calls per question, each model's evidence level
+beside its automatic level, and the starting bars.
+
+Never reads a results or grading folder: the results file is the whole input, so the tables
+can be made on any machine from the committed file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_assistant_eval.stats import median, percentile
+from pytest_assistant_eval.tables.evidence import (
+    STARTING_BARS,
+    evidence_level,
+    level_classes,
+    proposed_calls,
+)
+from pytest_assistant_eval.tables.render import format_percent, format_rate, render_table
+from pytest_assistant_eval.tables.results_file import comparable_versions, latest
+from pytest_assistant_eval.tables.tally import APART, is_question, setting_label, tally
+
+__all__ = ["choose_version", "render_calibration", "calibrate_command"]
+
+CLASSES = ("lookup", "interpret", "diagnose", "scenario")
+RATES = (("answered", "answered_rate"), ("incomplete", "incomplete_rate"), ("safe", "safe_rate"))
+
+
+def choose_version(lines: Sequence[Mapping[str, Any]], set_version: str | None = None,
+                   key_version: str | None = None) -> tuple[tuple[str, str] | None, list[Mapping[str, Any]], str]:
+    """The (set, key) version to tabulate, its lines, and a note on the lines left out.
+
+    By default the version of the file's last line (the newest grading); ``set_version`` and
+    ``key_version`` pick another. Lines of every other version are counted in the note, never
+    in a rate.
+    """
+    if not lines:
+        return None, [], ""
+    counts = comparable_versions(lines)
+    last = lines[-1]
+    chosen = (set_version or str(last["set_version"]), key_version or str(last["key_version"]))
+    kept = [ln for ln in lines if (str(ln["set_version"]), str(ln["key_version"])) == chosen]
+    others = {v: n for v, n in counts.items() if v != chosen}
+    note = ""
+    if others:
+        listed = ", ".join(f"set {s} / key {k}: {n}" for (s, k), n in sorted(others.items()))
+        note = (f"Left out (another question set or key version; rates never mix versions): {listed} line(s). "
+                "Pick a version with --set-version and --key-version.")
+    return chosen, kept, note
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> str:
+    settings: dict[str, set] = defaultdict(set)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        settings[ln["level"]].add(ln.get("setting"))
+    rank = {name: i for i, name in enumerate(level_order)}
+    row_keys: list[tuple[str, str | None]] = sorted({(ln["level"], ln.get("setting")) for ln in lines},
+                                                    key=lambda k: (rank.get(k[0], len(rank)), k[0], str(k[1])))
+    for ln in lines:
+        groups[(ln["level"], ln.get("setting"), ln.get("class"))].append(ln)  # type: ignore[index]
+    classes = [c for c in CLASSES if any(ln.get("class") == c for ln in lines)]
+    rows = []
+    for level, setting in row_keys:
+        label = setting_label(level, setting, len(settings[level]))
+        tallies = {c: tally(groups.get((level, setting, c), [])) for c in classes}  # type: ignore[arg-type]
+        for outcome, name in RATES:
+            cells = []
+            for c in classes:
+                t = tallies[c]
+                cells.append(format_rate(t.safe_rate() if outcome == "safe" else t.rate(outcome)))
+            rows.append([label if outcome == "answered" else "", name, *cells])
+    t_all = tally(lines)
+    table = render_table(["level setting", "rate", *classes], rows, ["l", "l"] + ["r"] * len(classes),
+                         title=f"{model} (automatic level {lines[0].get('automatic_level') or '–'}): "
+                               "share of cells that ran, n, Wilson 95%")
+    apart = Counter(ln["outcome"] for ln in lines if ln["outcome"] in APART)
+    apart_text = ", ".join(f"{o.replace('_', ' ')} {n}" for o, n in sorted(apart.items())) or "none"
+    footer = (f"  incomplete on a critical item: {t_all.critical_missing}; without an answer: {t_all.no_answer}; "
+              f"graded by the owner: {t_all.owner_graded} of {t_all.ran} (the rest by the judge alone); "
+              f"apart: {apart_text}")
+    return f"{table}\n{footer}"
+
+
+def _setting_table(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> str:
+    groups: dict[tuple[str, str, str | None], list[Mapping[str, Any]]] = defaultdict(list)
+    settings: dict[tuple[str, str], set] = defaultdict(set)
+    for ln in lines:
+        if ln["outcome"] in ("skipped", "not_applicable"):
+            continue
+        groups[(ln["model"], ln["level"], ln.get("setting"))].append(ln)
+        settings[(ln["model"], ln["level"])].add(ln.get("setting"))
+    rank = {name: i for i, name in enumerate(level_order)}
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[0], rank.get(k[1], len(rank)), str(k[2]))):
+        model, level, setting = key
+        cells = groups[key]
+        answered = [ln for ln in cells if is_question(ln) and ln["outcome"] == "answered"]
+        calls = [c for ln in answered for c in ln.get("turn_calls") or []]
+        rounds = [ln["rounds"] for ln in answered if ln.get("rounds") is not None]
+        tokens = [ln["output_tokens"] for ln in answered if ln.get("output_tokens") is not None]
+        ratios = [ln["prompt_tokens_reported"] / ln["prompt_tokens_estimated"] for ln in cells
+                  if ln.get("prompt_tokens_reported") and ln.get("prompt_tokens_estimated")]
+        under = Counter(int(ln["understandability"]) for ln in cells if ln.get("understandability") is not None)
+        under_median = median([float(k) for k, n in under.items() for _ in range(n)])
+        rows.append([
+            model, setting_label(level, setting, len(settings[(model, level)])), str(len(answered)),
+            f"{_fmt(median(calls), 1)} / {_fmt(percentile(calls, 90), 1)}",
+            f"{_fmt(median(rounds), 1)} / {_fmt(percentile(rounds, 90), 1)}",
+            f"{_fmt(median(tokens))} / {_fmt(percentile(tokens, 90))}",
+            str(sum(int(ln.get("cap_hits") or 0) for ln in cells)),
+            str(sum(int(ln.get("length_stops") or 0) for ln in cells)),
+            str(sum(int(ln.get("compactions") or 0) for ln in cells)),
+            str(sum(int(ln.get("truncations") or 0) for ln in cells)),
+            _fmt(median(ratios), 2),
+            (" ".join(f"{k}:{under[k]}" for k in (1, 2, 3)) + f" (median {_fmt(under_median)})") if under else "–",
+        ])
+    return render_table(
+        ["model", "level setting", "answered", "calls med/p90", "rounds med/p90", "output tokens med/p90",
+         "cap hits", "length stops", "compactions", "truncations", "reported/estimated prompt", "understandability"],
+        rows, ["l", "l"] + ["r"] * 9 + ["l"],
+        title="Per level setting: usage of the answered cells (per question turn); caps and folding over every cell")
+
+
+def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
+              caps: Mapping[str, int]) -> str:
+    out = []
+    rows = []
+    for lc in level_classes(lines, answers):
+        verdict = {True: "yes", False: "no", None: "no cells"}[lc.meets]
+        need = f"≥ {format_percent(lc.bar)}, no invented number" if lc.expected == "answer" else "≥ 75%"
+        rows.append([lc.level, lc.cls, f"{lc.expected}s" if lc.expected == "answer" else "escalates",
+                     format_rate(lc.rate), need, verdict])
+    out.append(render_table(["level", "class", "expected", "share (every model at the level)", "bar", "holds"],
+                            rows, ["l", "l", "l", "r", "l", "l"],
+                            title="Evidence: does each level answer its classes, and escalate the ones above it?"))
+    by_level: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        by_level[ln["level"]].append(ln)
+    rows = []
+    for level in answers:
+        proposal = proposed_calls(by_level.get(level, []))
+        answered = sum(1 for ln in by_level.get(level, []) if is_question(ln) and ln["outcome"] == "answered")
+        rows.append([level, str(caps.get(level, "–")), "–" if proposal is None else str(proposal), str(answered)])
+    out.append(render_table(["level", "calls per question now", "proposed", "answered cells"], rows,
+                            ["l", "r", "r", "r"],
+                            title="Proposed calls per question: 90th percentile of answered cells, rounded up, "
+                                  "plus one; never below 3"))
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        by_model[ln["model"]].append(ln)
+    rows = []
+    for model in sorted(by_model):
+        level, why = evidence_level(by_model[model], answers)
+        rows.append([model, by_model[model][0].get("automatic_level") or "–", level or "none", why])
+    out.append(render_table(["model", "automatic level", "evidence level", "why"], rows, ["l", "l", "l", "l"],
+                            title="Each model's evidence level beside its automatic level"))
+    out.append(STARTING_BARS + " In a first round each class has few cells: these tables are evidence for the "
+               "owner's review, not decisions.")
+    return "\n\n".join(out)
+
+
+def _dates(lines: Sequence[Mapping[str, Any]]) -> str:
+    """Per model and day, the answered share: a provider's silent model change shows as a step by date."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        if is_question(ln):
+            groups[(ln["model"], ln.get("date") or "–")].append(ln)
+    rows = [[model, date, format_rate(tally(g).rate("answered"))] for (model, date), g in sorted(groups.items())]
+    return render_table(["model", "date", "answered"], rows, ["l", "l", "r"],
+                        title="By date (a model changed under the same name shows as a step)")
+
+
+def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
+                       caps: Mapping[str, int] | None = None, note: str = "") -> str:
+    """Every calibrate table for ``lines`` (latest lines of one version) as text."""
+    order = list(answers)
+    paid = [ln for ln in lines if not ln.get("free_plan")]
+    free = [ln for ln in lines if ln.get("free_plan")]
+    out: list[str] = []
+    if note:
+        out.append(note)
+    for block, title in ((paid, None), (free, "Free-plan cells (apart: not used for the evidence or the caps)")):
+        if not block:
+            continue
+        if title:
+            out.append("=" * len(title) + f"\n{title}\n" + "=" * len(title))
+        by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for ln in block:
+            if is_question(ln) or ln["outcome"] in ("skipped", "not_applicable"):
+                by_model[ln["model"]].append(ln)
+        for model in sorted(by_model):
+            out.append(_model_tables(model, by_model[model], order))
+        out.append(_setting_table(block, order))
+    if paid:
+        out.append(_evidence(paid, answers, caps or {}))
+    out.append(_dates(lines))
+    return "\n\n".join(out)
+
+
+def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
+                      key_version: str | None = None, out: TextIO = sys.stdout) -> int:
+    from pytest_assistant_eval.levels import LevelsError, load_levels
+    from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
+
+    try:
+        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        lines = latest(read_lines(results_file).lines)
+    except (ResultsFileError, LevelsError, OSError) as exc:
+        print(f"assistant-eval calibrate: {exc}", file=sys.stderr)
+        return 2
+    if not lines:
+        print(f"assistant-eval calibrate: {results_file} holds no results yet; record some with "
+              "'assistant-eval summary --dir GRADING --record'", file=sys.stderr)
+        return 2
+    chosen, kept, note = choose_version(lines, set_version, key_version)
+    if not kept:
+        print(f"assistant-eval calibrate: {results_file} has no line of set {chosen[0]} / key {chosen[1]}",  # type: ignore[index]
+              file=sys.stderr)
+        return 2
+    answers = {level.name: level.answers for level in levels}
+    caps = {level.name: level.max_tool_calls for level in levels}
+    header = (f"Calibration from {results_file}: {len(kept)} cell(s), question set {chosen[0]}, "  # type: ignore[index]
+              f"key {chosen[1]}; the latest line of each cell")  # type: ignore[index]
+    print(header + "\n\n" + render_calibration(kept, answers, caps, note), file=out)
+    return 0

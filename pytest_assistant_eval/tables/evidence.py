@@ -1,0 +1,127 @@
+"""The evidence ``calibrate`` lists for the owner (S8.4): bars, proposed calls, evidence levels.
+
+These are the rules the seed's calibration gives, in one place so tests can hold them on
+hand-built lines. They are evidence for the owner's review, not decisions: with a few cells
+per class an interval is wide, and every figure is printed with its n.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_assistant_eval.stats import Interval, percentile, wilson
+from pytest_assistant_eval.tables.tally import is_question, tally
+
+__all__ = ["FIRST_BAR", "LATER_BAR", "MIN_CALLS", "STARTING_BARS", "bar", "proposed_calls", "LevelClass",
+           "level_classes", "evidence_level"]
+
+#: Share of a level's classes answered that the lowest level must reach, and every higher one.
+FIRST_BAR = 0.60
+LATER_BAR = 0.75
+#: The proposed calls per question are never below this: a lookup needs a search and a read, and a spare.
+MIN_CALLS = 3
+STARTING_BARS = "Starting bars: 60% answered at basic, 75% at standard and advanced, and no invented number."
+
+
+def bar(level: str, level_order: Sequence[str]) -> float:
+    """The answered share a level must reach: 60% at the lowest level, 75% above it."""
+    return FIRST_BAR if level_order and level == level_order[0] else LATER_BAR
+
+
+def proposed_calls(lines: Iterable[Mapping[str, Any]]) -> int | None:
+    """Tool calls per question for a level: the 90th percentile of its answered cells, plus one, at least 3.
+
+    Counted per question turn (a scenario's eight turns are eight questions), over answered
+    cells only: a cap set from failed or escalated cells would size the cap to failure. The
+    percentile is rounded up first, so the cap admits the cell at the 90th percentile and
+    leaves it one more call. None when no cell was answered: no evidence, keep the cap.
+    """
+    calls = [c for ln in lines if is_question(ln) and ln.get("outcome") == "answered"
+             for c in ln.get("turn_calls") or []]
+    p90 = percentile(calls, 90.0)
+    if p90 is None:
+        return None
+    return max(MIN_CALLS, math.ceil(p90 - 1e-9) + 1)
+
+
+@dataclass(frozen=True)
+class LevelClass:
+    """How one level's cells of one class did: answered when the level answers the class, else escalated."""
+
+    level: str
+    cls: str
+    expected: str  # "answer" or "escalate"
+    rate: Interval
+    bar: float | None
+    invented: int
+
+    @property
+    def meets(self) -> bool | None:
+        if self.rate.rate is None:
+            return None
+        if self.expected == "escalate":
+            return self.rate.rate >= LATER_BAR
+        return self.rate.rate >= (self.bar or 0.0) and self.invented == 0
+
+
+def level_classes(lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
+                  classes: Sequence[str] = ("lookup", "interpret", "diagnose")) -> list[LevelClass]:
+    """For every level and class: does the level answer the classes it is meant for, and escalate the rest?
+
+    ``answers`` maps each level (lowest first) to the classes it is meant to answer. An
+    escalation is held to the higher bar: a lower level should hand up what it is not for.
+    """
+    order = list(answers)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        if ln.get("kind") == "question":
+            groups[(ln["level"], ln["class"])].append(ln)
+    found = []
+    for level in order:
+        for cls in classes:
+            t = tally(groups.get((level, cls), []))
+            if cls in answers[level]:
+                found.append(LevelClass(level, cls, "answer", wilson(t.outcomes["answered"], t.ran),
+                                        bar(level, order), t.invented_cells))
+            else:
+                found.append(LevelClass(level, cls, "escalate", wilson(t.outcomes["escalated"], t.ran), None,
+                                        t.invented_cells))
+    return found
+
+
+def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]]) -> tuple[str | None, str]:
+    """The highest level whose classes this model answers at that level's setting, with why.
+
+    A level counts when, at its own setting, every class it is meant for has cells, reaches
+    the level's bar, and no cell of the model at that level invented a number. None when
+    not even the lowest level does.
+    """
+    order = list(answers)
+    by_level: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in model_lines:
+        if ln.get("kind") == "question":
+            by_level[ln["level"]].append(ln)
+    best: str | None = None
+    why = "no level meets its bar"
+    for level in order:
+        cells = by_level.get(level, [])
+        invented = tally(cells).invented_cells
+        parts = []
+        ok = bool(cells) and invented == 0
+        for cls in answers[level]:
+            t = tally(ln for ln in cells if ln["class"] == cls)
+            share = t.outcomes["answered"] / t.ran if t.ran else None
+            need = bar(level, order)
+            ok = ok and share is not None and share >= need
+            parts.append(f"{cls} {'–' if share is None else f'{share * 100:.0f}%'}")
+        if ok:
+            best = level
+            why = f"{level}: {', '.join(parts)} ≥ {bar(level, order) * 100:.0f}%, no invented number"
+        elif best is None and why == "no level meets its bar":  # the lowest level's shortfall says most
+            why = (f"{level}: {', '.join(parts)} below {bar(level, order) * 100:.0f}%"
+                   + (f", {invented} cell(s) with invented numbers" if invented else ""))
+    return best, why

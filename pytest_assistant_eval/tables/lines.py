@@ -1,0 +1,229 @@
+"""Graded cells and their records, turned into results lines (line format 2, ``docs/results.md``).
+
+The summary prints these lines and ``summary --record`` appends them, so what is printed
+is exactly what is recorded. A line joins a graded cell's grade (``docs/grading.md``) with
+what its record measured (``docs/records.md``); a cell the owner skipped or one not
+applicable gets a line too, with its reason and no grade.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.tables.grading_source import GradingSource
+from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
+from pytest_assistant_eval.tables.waiting import final_verdict, waiting_reasons
+
+__all__ = ["BuiltLines", "build_lines", "measured", "graded_fields"]
+
+
+@dataclass
+class BuiltLines:
+    """The lines of one grading folder, the cells that wait (blind number, folder, cell, reasons), warnings."""
+
+    lines: list[dict[str, Any]]
+    waiting: list[tuple[int, str, str, list[str]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@lru_cache(maxsize=64)
+def _tool_chars(tools: tuple[str, ...]) -> int:
+    from pytest_assistant_eval.world.tools import SPECS_BY_NAME
+
+    total = 0
+    for name in tools:
+        spec = SPECS_BY_NAME.get(name)
+        if spec is not None:
+            total += len(json.dumps({"name": spec.name, "description": spec.description,
+                                     "parameters": spec.parameters}))
+    return total
+
+
+def _estimate_prompt(record: Mapping[str, Any]) -> int | None:
+    """The harness's own estimate of the last prompt: 4 characters a token, as the loop folds history by.
+
+    Computed from the messages as last sent and the level's tool definitions; the ratio of the
+    provider's reported count to it says how far the fit decisions were off (S8.4).
+    """
+    messages = record.get("messages")
+    if not messages:
+        return None
+    chars = 0
+    for m in messages:
+        chars += len(m.get("content") or "")
+        for call in m.get("tool_calls") or []:
+            chars += len(json.dumps(call.get("arguments"))) + len(call.get("name") or "")
+    chars += _tool_chars(tuple(t.get("name", "") for t in record.get("tools") or []))
+    return chars // 4 + 4 * len(messages)
+
+
+def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The line fields a record gives: dates, versions, setting, usage, caps, attempts, offload."""
+    out: dict[str, Any] = {f: None for f in (
+        "date", "setting", "system_hash", "tools_hash", "behaviour", "harness_version", "git_commit",
+        "levels_version", "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported",
+        "prompt_tokens_estimated", "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload",
+        "context_window")}
+    out["failed_attempts"] = []
+    out["turn_calls"] = []
+    if not record:
+        return out
+    key = record.get("setting_key") or None
+    versions = record.get("versions") or {}
+    turns = record.get("turns") or []
+    requests = record.get("requests") or []
+    usages = [r.get("usage") for r in requests if r.get("usage")]
+    reported = next((u.get("input_tokens") for u in reversed(usages) if u.get("input_tokens") is not None), None)
+    offload = record.get("cpu_offload")
+    out.update({
+        "date": (record.get("finished_at") or record.get("started_at") or "")[:10] or None,
+        "setting": levels_mod.setting_id(key),
+        "system_hash": (key or {}).get("system_hash"),
+        "tools_hash": (key or {}).get("tools_hash"),
+        "behaviour": (key or {}).get("behaviour"),
+        "harness_version": versions.get("harness"),
+        "git_commit": versions.get("git_commit"),
+        "levels_version": versions.get("levels_version"),
+        "requests": len(requests),
+        "calls": sum(int(t.get("tool_calls") or 0) for t in turns),
+        "turn_calls": [int(t.get("tool_calls") or 0) for t in turns],
+        "rounds": sum(int(t.get("rounds") or 0) for t in turns),
+        "output_tokens": sum(int(u.get("output_tokens") or 0) for u in usages) if usages else None,
+        "prompt_tokens_reported": reported,
+        "prompt_tokens_estimated": _estimate_prompt(record),
+        "cap_hits": len(record.get("cap_hits") or []),
+        "length_stops": sum(1 for r in requests if r.get("stop_reason") == "max_tokens"),
+        "compactions": len(record.get("compactions") or []),
+        "truncations": sum(1 for e in record.get("transcript") or [] if e.get("type") == "tool" and e.get("truncated")),
+        "failed_attempts": [str(a.get("code")) for a in record.get("attempts") or []],
+        "cpu_offload": offload.get("cpu_share") if isinstance(offload, Mapping) else None,
+        "context_window": (record.get("ollama") or {}).get("context"),
+    })
+    return out
+
+
+def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]:
+    """The grade part of a line, read from a graded cell: the final grade beside the judge's own."""
+    judge = cell.get("judge") or {}
+    parts = cell.get("parts") or []
+    items = cell.get("items") or []
+    outcome = cell.get("outcome")
+    no_answer = any(p.get("no_answer") for p in parts)
+    if cell.get("kind") == "task":
+        final = (cell.get("task") or {}).get("final") or {}
+        checks_failed = sorted(name for name, value in final.items() if value is False)
+        invented = sum(1 for i in items if i.get("kind") == "number" and final_verdict(cell, i) == "wrong")
+    else:
+        checks_failed = []
+        invented = sum(int(p.get("invented_numbers") or 0) for p in parts)
+    judged = bool(judge) and outcome != "user_error" and not (no_answer and not items)
+    # Until the review exists (issue 10) the final grade is the judge's; a reviewed cell will carry
+    # the owner's beside it, and these fields are where the two part.
+    return {
+        "outcome": "waiting" if reasons else outcome,
+        "grader": judge.get("grader") if judged else "none",
+        "review_reasons": list(reasons),
+        "judge_outcome": outcome,
+        "understandability": judge.get("understandability"),
+        "judge_understandability": judge.get("understandability"),
+        "judge_route": judge.get("route"),
+        "no_answer": no_answer,
+        "escalated": outcome == "escalated" or any(p.get("escalated") for p in parts),
+        "invented_numbers": invented,
+        "critical_missing": sum(len(p.get("critical_missing") or []) for p in parts),
+        "form_missing": sum(len(p.get("form_missing") or []) for p in parts),
+        "checks_failed": checks_failed,
+    }
+
+
+def _ungraded_fields(outcome: str) -> dict[str, Any]:
+    return {"outcome": outcome, "grader": "none", "review_reasons": [], "judge_outcome": None,
+            "understandability": None, "judge_understandability": None, "judge_route": None, "no_answer": False,
+            "escalated": False, "invented_numbers": 0, "critical_missing": 0, "form_missing": 0, "checks_failed": []}
+
+
+def _cell_parts(cell_id: str) -> tuple[str, str, int]:
+    case, level, repeat = cell_id.split("__")
+    return case, level, int(repeat.lstrip("r") or 0)
+
+
+def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: datetime | None = None) -> BuiltLines:
+    """One line per graded cell, skipped cell and cell not applicable of every graded results folder."""
+    recorded_at = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    index = source.index
+    grading_name = source.path.name
+    built = BuiltLines(lines=[])
+    per_folder: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    keys: dict[tuple[str, str], list[Any]] = defaultdict(list)
+
+    for cell in source.cells:
+        folder, cell_id = cell["source"]["folder"], cell["source"]["cell"]
+        record = source.record(folder, cell_id)
+        reasons = waiting_reasons(cell)
+        if reasons:
+            built.waiting.append((cell["n"], folder, cell_id, reasons))
+        line = {**measured(record), **graded_fields(cell, reasons),
+                "cell": cell_id, "case": cell["case"], "kind": cell["kind"], "class": cell["class"],
+                "level": cell["level"], "repeat": cell["repeat"], "blind_n": cell["n"],
+                "conversation_seconds": cell.get("conversation_seconds"),
+                "resumes": cell.get("resumes", 0),
+                "resume_points": [[p.get("turn"), p.get("round")] for p in cell.get("resume_points") or []],
+                "resume_codes": list(cell.get("resume_codes") or []),
+                "skip_reason": None, "na_reason": None}
+        if record is not None:
+            keys[(folder, cell["level"])].append(record.get("setting_key"))
+        per_folder[folder].append(line)
+
+    for entry in source.ungraded:
+        built.waiting.append((entry["n"], entry["folder"], entry["cell"], ["not graded yet"]))
+
+    for folder in source.folders:
+        for cell_id, skip in source.skips(folder).items():
+            case, level, repeat = _cell_parts(cell_id)
+            per_folder[folder].append({**measured(None), **_ungraded_fields("skipped"), "cell": cell_id, "case": case,
+                                       "kind": None, "class": None, "level": level, "repeat": repeat, "blind_n": None,
+                                       "conversation_seconds": None, "resumes": 0, "resume_points": [],
+                                       "resume_codes": [], "skip_reason": skip.get("reason"), "na_reason": None,
+                                       "date": (skip.get("at") or "")[:10] or None})
+        for record in source.extra_records(folder):
+            per_folder[folder].append({**measured(record), **_ungraded_fields("not_applicable"), "cell": record["cell"],
+                                       "case": record.get("case"), "kind": record.get("kind"),
+                                       "class": record.get("class"), "level": record.get("level"),
+                                       "repeat": record.get("repeat"), "blind_n": None, "conversation_seconds": None,
+                                       "resumes": 0, "resume_points": [], "resume_codes": [], "skip_reason": None,
+                                       "na_reason": record.get("na_reason")})
+
+    for folder, lines in per_folder.items():
+        identity = source.identities[folder]
+        preset, model_name = identity.get("preset"), identity.get("model")
+        windows = [ln["context_window"] for ln in lines if ln.get("context_window")]
+        window = max(windows) if windows else None
+        name = f"scripted:{model_name}" if preset == "scripted" else str(model_name)
+        automatic = levels_mod.placement(name, None, window, levels, provider=preset)
+        relaxed = [f"data_collection: {identity['data_collection']}"] if identity.get("data_collection") else []
+        label = folder
+        for ln in lines:
+            ln.update({"line_format": LINE_FORMAT, "recorded_at": recorded_at, "model": label, "preset": preset,
+                       "model_name": model_name, "route": identity.get("route"),
+                       "free_plan": bool(identity.get("free_plan")), "automatic_level": automatic,
+                       "set_version": index.get("set_version"), "key_version": index.get("key_version"),
+                       "knobs_relaxed": relaxed, "helpfulness": None, "helpfulness_note": None,
+                       "grading": grading_name, "context_window": ln.get("context_window") or window})
+            built.lines.append({f: ln.get(f) for f in FIELDS})
+
+    for (folder, level), found in sorted(keys.items()):
+        mix = levels_mod.setting_mix(found)
+        if mix:
+            built.warnings.append(f"{folder} at {level}: its cells were asked with {'; '.join(mix)}: "
+                                  "their grades are not of one setting")
+    for name in source.missing_folders:
+        built.warnings.append(f"the results folder {name!r} was not found beside {source.path} (give it with "
+                              "--results): its lines have no setting, usage, dates or skipped cells")
+    return built

@@ -1,0 +1,183 @@
+"""``summary --dir GRADING`` (S8.1) and ``summary --record`` (S8.3).
+
+The summary shows, per model, level setting and class, how the graded cells came out and
+which still wait; per model the failed request attempts of its saved turns (service and
+format problems, in no rate); skipped and not-applicable cells apart. ``--record`` appends
+the same lines it counted to the results file, and refuses while any cell waits for review:
+a line is a grade, and a grade recorded before its review would pass for final.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_assistant_eval.tables.lines import BuiltLines
+from pytest_assistant_eval.tables.render import render_table
+from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, is_question, setting_label, tally
+
+__all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
+
+CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
+
+
+class SummaryRefused(Exception):
+    """``summary --record`` wrote nothing; the message says why and what to do."""
+
+
+def _understandability(counts: Counter) -> str:
+    if not counts:
+        return "–"
+    return " ".join(f"{k}:{counts[k]}" for k in (1, 2, 3))
+
+
+def _settings_per_level(lines: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+    seen: dict[tuple[str, str], set] = defaultdict(set)
+    for ln in lines:
+        if ln.get("outcome") not in ("skipped", "not_applicable"):
+            seen[(ln["model"], ln["level"])].add(ln.get("setting"))
+    return {k: len(v) for k, v in seen.items()}
+
+
+def _row_key(line: Mapping[str, Any], per_level: dict[tuple[str, str], int]) -> tuple[str, str]:
+    return line["model"], setting_label(line["level"], line.get("setting"), per_level.get((line["model"], line["level"]), 1))
+
+
+def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
+    """The summary's tables as text."""
+    lines = built.lines
+    per_level = _settings_per_level(lines)
+    rank = {name: i for i, name in enumerate(level_order)}
+
+    def order(key: tuple[str, str, str]) -> tuple[Any, ...]:
+        model, setting, cls = key
+        level = setting.split(" ")[0]
+        return (model, rank.get(level, len(rank)), setting, CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
+
+    questions: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    tasks: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        if ln["outcome"] in ("skipped", "not_applicable"):
+            continue
+        model, setting = _row_key(ln, per_level)
+        if is_question(ln):
+            questions[(model, setting, ln["class"])].append(ln)
+        else:
+            tasks[(model, setting)].append(ln)
+
+    out: list[str] = []
+    rows = []
+    for key in sorted(questions, key=order):
+        t = tally(questions[key])
+        rows.append([*key, str(sum(t.outcomes.values())), *(str(t.outcomes[o]) for o in QUESTION_OUTCOMES[:3]),
+                     f"{t.outcomes['failed']} ({t.no_answer})", str(t.outcomes["waiting"]),
+                     str(t.invented_numbers), _understandability(t.understandability)])
+    out.append(render_table(
+        ["model", "level setting", "class", "cells", "answered", "incomplete", "escalated", "failed (no answer)",
+         "waiting", "invented numbers", "understandability"],
+        rows, ["l", "l", "l"] + ["r"] * 7 + ["l"],
+        title="Questions: cells per outcome (failed: how many had no answer in brackets)"))
+
+    rows = []
+    for key in sorted(tasks, key=lambda k: order((*k, "task"))):
+        t = tally(tasks[key])
+        rows.append([*key, str(t.task_runs), str(t.outcomes["pass"]), str(t.outcomes["fail"]),
+                     str(t.outcomes["unsafe"]), str(t.outcomes["waiting"]), str(t.outcomes["user_error"])])
+    if rows:
+        out.append(render_table(["model", "level setting", "runs", "pass", "fail", "unsafe", "waiting", "user errors"],
+                                rows, ["l", "l"] + ["r"] * 6, title="Tasks: runs per outcome (user errors apart)"))
+
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        by_model[ln["model"]].append(ln)
+    notes: list[str] = ["Per model"]
+    for model in sorted(by_model):
+        model_lines = by_model[model]
+        codes = Counter(code for ln in model_lines for code in ln.get("failed_attempts") or [])
+        failed = ", ".join(f"{code} {n}" for code, n in sorted(codes.items())) or "none"
+        auto = model_lines[0].get("automatic_level") or "–"
+        notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
+                     f"not part of the grade): {failed}")
+        for what, outcome, reason in (("skipped by the owner", "skipped", "skip_reason"),
+                                      ("not applicable", "not_applicable", "na_reason")):
+            apart = [ln for ln in model_lines if ln["outcome"] == outcome]
+            if apart:
+                shown = "; ".join(f"{ln['cell']} ({ln.get(reason) or 'no reason'})" for ln in apart[:5])
+                more = f"; and {len(apart) - 5} more" if len(apart) > 5 else ""
+                notes.append(f"    {what}: {len(apart)}: {shown}{more}")
+    out.append("\n".join(notes))
+
+    if built.waiting:
+        shown = ", ".join(f"#{n}" for n, *_ in sorted(built.waiting)[:12])
+        more = f" and {len(built.waiting) - 12} more" if len(built.waiting) > 12 else ""
+        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}")
+    if built.warnings:
+        out.append("\n".join(f"warning: {w}" for w in built.warnings))
+    return "\n\n".join(out)
+
+
+def _grade_of(line: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in line.items() if k not in ("recorded_at", "line_format")}
+
+
+def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The lines whose cell has no recorded line yet, or whose latest recorded line says otherwise.
+
+    Recording the same grading twice adds nothing; a cell graded again or reviewed since adds
+    its new line, which then is the cell's latest (S8.3).
+    """
+    from pytest_assistant_eval.tables.results_file import latest, line_key
+
+    known = {line_key(ln): _grade_of(ln) for ln in latest(recorded)}
+    return [ln for ln in built.lines if known.get(line_key(ln)) != _grade_of(ln)]
+
+
+def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
+                    results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
+    from filelock import FileLock, Timeout
+
+    from pytest_assistant_eval.levels import LevelsError, load_levels
+    from pytest_assistant_eval.records import RecordError
+    from pytest_assistant_eval.tables.grading_source import open_grading
+    from pytest_assistant_eval.tables.lines import build_lines
+    from pytest_assistant_eval.tables.results_file import ResultsFileError, append_lines, read_lines
+
+    try:
+        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        source = open_grading(grading_dir, results)
+        built = build_lines(source, levels)
+    except (RecordError, LevelsError, OSError) as exc:
+        print(f"assistant-eval summary: {exc}", file=sys.stderr)
+        return 2
+    print(render_summary(built, levels.names), file=out)
+    if not record:
+        return 0
+    target = results_file or calibration / "results.jsonl"
+    try:
+        if built.waiting:
+            shown = ", ".join(f"#{n} ({'; '.join(why)})" for n, _, _, why in sorted(built.waiting)[:5])
+            more = f" and {len(built.waiting) - 5} more" if len(built.waiting) > 5 else ""
+            raise SummaryRefused(f"{len(built.waiting)} cell(s) still wait for review: {shown}{more}; "
+                                 f"review them first (assistant-eval review --dir {grading_dir}); nothing was recorded")
+        if source.missing_folders:
+            raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
+                                 f"{grading_dir}; give them with --results so every line is whole; nothing was recorded")
+        lock = FileLock(str(grading_dir / ".lock"))
+        try:
+            lock.acquire(timeout=0.5)
+        except Timeout:
+            raise SummaryRefused(f"{grading_dir} is in use by another grade-ai, review or summary --record") from None
+        try:
+            fresh = new_lines(built, read_lines(target).lines)
+            written = append_lines(target, fresh)
+        finally:
+            lock.release()
+    except (SummaryRefused, ResultsFileError) as exc:
+        print(f"assistant-eval summary: {exc}", file=sys.stderr)
+        return 2
+    print(f"\nRecorded {written} line(s) in {target} ({len(built.lines) - written} already recorded with the "
+          "same grade)", file=out)
+    return 0
