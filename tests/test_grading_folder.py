@@ -156,7 +156,7 @@ def test_an_unfinished_folder_is_refused_naming_its_cells_and_the_resume_command
     with pytest.raises(GradingError) as caught:
         run_grade([finished, unfinished], out)
     message = str(caught.value)
-    assert "2 cell(s) not finished: G02__basic__r1, G01__advanced__r1" in message
+    assert "2 cell(s) not finished: G02__basic__r1 (not started), G01__advanced__r1 (not started)" in message
     assert "assistant-eval run" in message and "--model scripted:guesser" in message and "--resume" in message
     assert written(out) == []
 
@@ -309,5 +309,5 @@ def test_every_run_of_a_folder_counts_a_cell_one_planned_and_none_finished_is_a_
     run["runs"] = [{"matrix": {"cells": CELLS}}, {"matrix": {"cells": ["G01__basic__r1"]}, "selection": "G01"}]
     (folder / "run.json").write_text(json.dumps(run), encoding="utf-8")
     other = results_folder(tmp_path, "guesser", versions, cells=["G01__basic__r1"])
-    with pytest.raises(GradingError, match=r"2 cell\(s\) not finished: G02__basic__r1, G01__advanced__r1"):
+    with pytest.raises(GradingError, match=r"2 cell\(s\) not finished: G02__basic__r1 \(not started\), G01__advanced__r1 \(not started\)"):
         run_grade([folder, other], tmp_path / "grading")

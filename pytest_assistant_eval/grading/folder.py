@@ -13,6 +13,7 @@ import hashlib
 import json
 import random
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,30 @@ class GradingError(Exception):
     """Why nothing was graded; the message names the files or cells."""
 
 
+class JudgeStopped(Exception):
+    """A provider error stopped a model judge; every cell graded before it is kept."""
+
+    def __init__(self, message: str, *, budget: bool = False) -> None:
+        super().__init__(message)
+        self.budget = budget
+
+
+@dataclass
+class JudgeOptions:
+    """grade-ai's options beyond the folder set: the judge's route and the file route (S6.4, S6.7)."""
+
+    base_url: str | None = None
+    accept_data_notice: bool = False
+    stream: bool = True
+    pace: float = 0.0
+    max_requests_per_day: int | None = None
+    saved: Path | None = None  # saved judgments (default: judgments/ beside the grading folder)
+    changed: bool = False
+    start_only: bool = False
+    export_requests: Path | None = None
+    import_replies: Path | None = None
+
+
 def _sha(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -63,7 +88,7 @@ def _case_material(cases: CaseSet, record: dict[str, Any]) -> Any:
     return [repr(dataclasses.replace(e, line=0)) if e is not None else None for e in entries]
 
 
-def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_results(folder: Path, calibration: Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """run.json and every cell record of one results folder, each checked for its format."""
     run = read_json(folder / "run.json", RUN_FORMAT)
     records = []
@@ -84,11 +109,9 @@ def load_results(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     have = {r["cell"] for r in records} | set(read_skips(folder))  # a skipped cell is no gap
     missing = [c for c in planned if c not in have]
     if missing:
-        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        ident = run["identity"]
-        raise GradingError(f"{folder.name}: {len(missing)} cell(s) not finished: {shown}; finish them first: "
-                           f"assistant-eval run --world WORLD --model {ident['preset']}:{ident['model']} "
-                           f"--out {folder} --resume")
+        from pytest_assistant_eval.grading.unfinished import unfinished_message
+
+        raise GradingError(unfinished_message(folder, run, missing, calibration))
     return run, records
 
 
@@ -120,79 +143,124 @@ def check_folders(results: list[Path], grading_dir: Path) -> None:
                                "folder outside every results folder (e.g. _eval_reports/grading)")
 
 
-def grade_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels) -> dict[str, Any]:
-    """Automatic checks, then the offline judge, for one record."""
+@dataclass
+class CheckedCell:
+    """A record after the automatic checks: its items, and how verdicts turn into its outcome.
+
+    The checks run once; ``finish`` is called with whatever judge's verdicts (the rules', a
+    model's, none while a reply waits for the owner) without running them again.
+    """
+
+    record: dict[str, Any]
+    items: list[Item]
+    result: dict[str, Any]
+    task_grade: Any = None
+    parts: list[tuple[str, list[Item], Any]] = field(default_factory=list)
+
+    def finish(self, verdicts: dict[str, dict[str, Any]], judge: dict[str, Any]) -> dict[str, Any]:
+        result = json.loads(json.dumps(self.result))  # a fresh copy: finish may be called again
+        flat = {k: v["verdict"] for k, v in verdicts.items()}
+        if self.task_grade is not None:
+            outcome, final = task_outcome(self.task_grade, flat)
+            result["task"]["final"] = final
+            result["outcome"] = outcome
+        elif "outcome" not in result:
+            result["parts"] = []
+            for qid, turn_items, flags in self.parts:
+                out = question_outcome(turn_items, flags, flat)
+                out.update({"question": qid, "escalated": flags.escalated, "items": [i.id for i in turn_items]})
+                result["parts"].append(out)
+            result["outcome"] = worst([p["outcome"] for p in result["parts"]])
+        result["items"] = [i.to_dict() for i in self.items]
+        if "user_error" not in result:
+            result["judge"] = {**judge, "verdicts": verdicts}
+        return result
+
+
+def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels) -> CheckedCell:
+    """The automatic checks of one record (S6.1): items settled right by code, the rest open."""
     level = levels.levels[record["level"]]
-    items: list[Item] = []
-    result: dict[str, Any] = {}
     if record["user"].get("user_error"):
-        return {"outcome": "user_error", "items": [], "user_error": record["user"]["user_error"]}
+        return CheckedCell(record, [], {"outcome": "user_error", "items": [], "user_error": record["user"]["user_error"]})
     if record["kind"] == "task":
         task = next(t for t in cases.tasks if t.id == record["case"])
         grade = grade_task(task, record, level.escalation_sentence)
-        items = grade.items
-        result["task"] = grade.to_dict()
-        verdicts = _judge(items)
-        outcome, final = task_outcome(grade, {k: v["verdict"] for k, v in verdicts.items()})
-        result["task"]["final"] = final
-        result["outcome"] = outcome
-    else:
-        parts = []
-        tool_texts: list[str] = []
-        user_texts: list[str] = []
-        question_ids = [record["case"]] if record["kind"] == "question" else [
-            q.id for q in cases.questions.scenario.turns]
-        turns_final = {t["turn"]: t for t in record["turns"]}
-        for turn_index, qid in enumerate(question_ids):
-            for entry in record["transcript"]:
-                if entry.get("turn") != turn_index:
-                    continue
-                if entry["type"] == "tool":
-                    tool_texts.append(entry["text"])
-                elif entry["type"] == "user":
-                    user_texts.append(entry["text"])
-            answer = turns_final.get(turn_index, {}).get("final", "")
-            key = cases.key.entries[qid]
-            turn_items, flags = check_answer(key, answer, tool_texts=list(tool_texts), user_texts=list(user_texts),
-                                             escalation_sentence=level.escalation_sentence)
-            for item in turn_items:
-                item.id = f"{qid}/{item.id}"
-            items.extend(turn_items)
-            parts.append((qid, turn_items, flags))
-        verdicts = _judge(items)
-        flat = {k: v["verdict"] for k, v in verdicts.items()}
-        result["parts"] = []
-        for qid, turn_items, flags in parts:
-            out = question_outcome(turn_items, flags, flat)
-            out.update({"question": qid, "escalated": flags.escalated, "items": [i.id for i in turn_items]})
-            result["parts"].append(out)
-        result["outcome"] = worst([p["outcome"] for p in result["parts"]])
-    result["items"] = [i.to_dict() for i in items]
-    result["judge"] = {"grader": JUDGE_ID, **JUDGES[JUDGE_ID], "verdicts": verdicts,
-                       "understandability": 1 if record["turns"] and any(t["final"] for t in record["turns"]) else None}
-    return result
+        return CheckedCell(record, grade.items, {"task": grade.to_dict()}, task_grade=grade)
+    parts = []
+    items: list[Item] = []
+    tool_texts: list[str] = []
+    user_texts: list[str] = []
+    question_ids = [record["case"]] if record["kind"] == "question" else [
+        q.id for q in cases.questions.scenario.turns]
+    turns_final = {t["turn"]: t for t in record["turns"]}
+    for turn_index, qid in enumerate(question_ids):
+        for entry in record["transcript"]:
+            if entry.get("turn") != turn_index:
+                continue
+            if entry["type"] == "tool":
+                tool_texts.append(entry["text"])
+            elif entry["type"] == "user":
+                user_texts.append(entry["text"])
+        answer = turns_final.get(turn_index, {}).get("final", "")
+        key = cases.key.entries[qid]
+        turn_items, flags = check_answer(key, answer, tool_texts=list(tool_texts), user_texts=list(user_texts),
+                                         escalation_sentence=level.escalation_sentence)
+        for item in turn_items:
+            item.id = f"{qid}/{item.id}"
+        items.extend(turn_items)
+        parts.append((qid, turn_items, flags))
+    return CheckedCell(record, items, {}, parts=parts)
 
 
-def _judge(items: list[Item]) -> dict[str, dict[str, Any]]:
-    return judge_items(items)
+def rules_judge_info(record: dict[str, Any]) -> dict[str, Any]:
+    return {"grader": JUDGE_ID, **JUDGES[JUDGE_ID],
+            "understandability": 1 if record["turns"] and any(t["final"] for t in record["turns"]) else None}
+
+
+def grade_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels) -> dict[str, Any]:
+    """Automatic checks, then the offline judge, for one record."""
+    checked = check_record(record, cases, levels)
+    return checked.finish(judge_items(checked.items), rules_judge_info(record))
 
 
 def grade_command(results: list[Path], grading_dir: Path, judge: str, *, seed: int | None = None,
-                  single_model: bool = False, calibration: Path | None = None, out=sys.stdout) -> int:
+                  single_model: bool = False, calibration: Path | None = None, out=sys.stdout,
+                  options: JudgeOptions | None = None) -> int:
+    """The grade-ai command: exit 0 when done (or a daily budget is used), 1 when the canary was
+    marked right, 2 when refused or stopped by a provider error."""
+    from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderError
+
     try:
-        summary = grade(results, grading_dir, judge, seed=seed, single_model=single_model, calibration=calibration)
-    except (GradingError, RecordError, CaseFileErrors, LevelsError) as exc:
+        summary = grade(results, grading_dir, judge, seed=seed, single_model=single_model, calibration=calibration,
+                        options=options, out=out)
+    except (GradingError, RecordError, CaseFileErrors, LevelsError, ConfigurationError) as exc:
         print(f"assistant-eval grade-ai: {exc}", file=sys.stderr)
         return 2
-    print(f"Graded {summary['graded']} cell(s), {summary['skipped']} already graded, into {grading_dir}", file=out)
-    return 0
+    except JudgeStopped as stop:
+        print(f"assistant-eval grade-ai: {stop}", file=sys.stderr)
+        return 0 if stop.budget else 2
+    except ProviderError as exc:  # pragma: no cover - JudgeStopped wraps them; a safety net
+        print(f"assistant-eval grade-ai: the judge's provider failed ({exc.code}): {exc}", file=sys.stderr)
+        return 2
+    for line in summary.get("lines", []):
+        print(line, file=out)
+    if summary.get("started"):
+        print(f"Started {grading_dir}: {summary['cells']} cell(s) in its blind order; no request was sent", file=out)
+        return 0
+    if "exported" in summary or "recorded" in summary:
+        return 1 if summary.get("canary_failed") else 0
+    print(f"Graded {summary['graded']} cell(s), {summary['skipped']} already graded, into {grading_dir}"
+          + (f"; {summary['requests']} judge request(s), {summary['reused']} saved judgment(s) reused"
+             if judge != JUDGE_ID else ""), file=out)
+    return 1 if summary.get("canary_failed") else 0
 
 
 def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | None = None,
-          single_model: bool = False, calibration: Path | None = None) -> dict[str, int]:
-    if judge not in JUDGES:
-        raise GradingError(f"judge {judge!r} is not available here; the offline judge is {JUDGE_ID} "
-                           "(model judges come with the judge issue)")
+          single_model: bool = False, calibration: Path | None = None, options: JudgeOptions | None = None,
+          out: Any = None) -> dict[str, Any]:
+    options = options or JudgeOptions()
+    if judge != JUDGE_ID:
+        parse_judge(judge)
     if len(results) == 1 and not single_model:
         raise GradingError("one results folder alone is graded only with --single-model "
                            "(blind grading mixes the cells of several models)")
@@ -202,7 +270,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     cases, levels = load_calibration(calibration or default_calibration_dir())
     loaded = []
     for folder in results:
-        run, records = load_results(folder)
+        run, records = load_results(folder, calibration)
         for record in records:
             versions = record["versions"]
             if versions["set_version"] != cases.questions.set_version or versions["key_version"] != cases.key.key_version:
@@ -219,31 +287,118 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     try:
         lock.acquire(timeout=0.5)
     except Timeout:
-        raise GradingError(f"{grading_dir} is in use by another grade-ai, review or summary --record") from None
+        raise GradingError(f"{grading_dir} is in use by another grade-ai, review or summary --record; "
+                           "wait for it to finish and run this command again") from None
     try:
-        return _grade_locked(loaded, grading_dir, judge, seed, cases, levels)
+        index = _open_index(loaded, grading_dir, judge, seed, cases, options)
+        if options.start_only:
+            return {"started": True, "cells": len(index["order"])}
+        if judge == JUDGE_ID:
+            return _grade_locked(loaded, grading_dir, index, cases, levels, options)
+        from pytest_assistant_eval.grading.judging import grade_with_model
+
+        return grade_with_model(loaded, grading_dir, index, cases, levels, options, out=out)
     finally:
         lock.release()
 
 
-def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path, judge: str,
-                  seed: int | None, cases: CaseSet, levels: levels_mod.Levels) -> dict[str, int]:
+def parse_judge(judge: str) -> tuple[str, str]:
+    """PRESET:MODEL of a model judge; anything else is refused naming the offline judge."""
+    from pytest_assistant_eval.providers.presets import PRESETS
+
+    preset, sep, model = judge.partition(":")
+    if not sep or not model or preset not in PRESETS:
+        raise GradingError(f"judge {judge!r} is not PRESET:MODEL of a provider preset "
+                           f"({', '.join(sorted(PRESETS))}); the offline judge is {JUDGE_ID}")
+    return preset, model
+
+
+def judge_entry(judge: str, options: JudgeOptions) -> dict[str, Any]:
+    if judge == JUDGE_ID:
+        return {"grader": judge, **JUDGES[judge]}
+    preset, model = parse_judge(judge)
+    return {"grader": judge, "route": "api", "deterministic": False, "preset": preset, "model": model,
+            "address": options.base_url, "rubric": "j1"}
+
+
+def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path, judge: str,
+                seed: int | None, cases: CaseSet, options: JudgeOptions) -> dict[str, Any]:
+    """grading.json: read (and checked against the folders and the judge), or written once."""
     index_path = grading_dir / "grading.json"
     folders = [{"name": folder.name, "path_hint": folder.name, "identity": run["identity"]} for folder, run, _ in loaded]
     if index_path.exists():
         index = read_json(index_path, GRADING_FORMAT)
         if [f["identity"] for f in index["folders"]] != [f["identity"] for f in folders]:
             raise GradingError(f"{grading_dir} grades another set of results folders; use another --dir")
-    else:
-        seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-        cells = [{"folder": folder.name, "cell": r["cell"]} for folder, _, records in loaded for r in records]
-        cells.sort(key=lambda c: (c["folder"], c["cell"]))
-        random.Random(seed).shuffle(cells)
-        order = [{"n": n, **c} for n, c in enumerate(cells, start=1)]
-        index = {"format": GRADING_FORMAT, "folders": folders, "judge": {"grader": judge, **JUDGES[judge]},
-                 "rubric_version": RUBRIC_VERSION, "seed": seed, "order": order,
-                 "key_version": cases.key.key_version, "set_version": cases.questions.set_version}
-        write_json_atomic(index_path, index)
+        if index["judge"]["grader"] != judge:
+            raise GradingError(f"{grading_dir} is graded by {index['judge']['grader']}, not {judge}; "
+                               "give that --judge, or grade into another --dir")
+        return index
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+    cells = [{"folder": folder.name, "cell": r["cell"]} for folder, _, records in loaded for r in records]
+    cells.sort(key=lambda c: (c["folder"], c["cell"]))
+    random.Random(seed).shuffle(cells)
+    order = [{"n": n, **c} for n, c in enumerate(cells, start=1)]
+    index = {"format": GRADING_FORMAT, "folders": folders, "judge": judge_entry(judge, options),
+             "rubric_version": RUBRIC_VERSION, "seed": seed, "order": order,
+             "key_version": cases.key.key_version, "set_version": cases.questions.set_version}
+    if judge != JUDGE_ID:
+        index["canary"] = {"n": len(order) + 1}  # never in order: no folder, no rate
+    write_json_atomic(index_path, index)
+    return index
+
+
+def material_sha(record: dict[str, Any], cases: CaseSet, judge: str) -> str:
+    """What a graded cell was graded from: the record, the key, the rubric (and a model judge's rubric)."""
+    data: dict[str, Any] = {"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION}
+    if judge != JUDGE_ID:
+        data["judge_rubric"] = "j1"
+    return _sha(data)
+
+
+def graded_cell(n: int, folder: Path, record: dict[str, Any], material: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": GRADED_CELL_FORMAT,
+        "n": n,
+        "source": {"folder": folder.name, "cell": record["cell"]},
+        "material_sha256": material,
+        "model": record["model"],
+        "level": record["level"],
+        "case": record["case"],
+        "kind": record["kind"],
+        "class": record["class"],
+        "repeat": record["repeat"],
+        "conversation_seconds": record.get("conversation_seconds"),
+        "requests": len(record.get("requests", [])),
+        # Carried for the results lines (S4.8); never part of what a judge is shown.
+        "resumes": (record.get("resume") or {}).get("count", 0),
+        "resume_points": [{k: p.get(k) for k in ("turn", "round", "request", "code")}
+                          for p in (record.get("resume") or {}).get("points", [])],
+        "resume_codes": sorted({p.get("code") for p in (record.get("resume") or {}).get("points", [])}),
+        **result,
+    }
+
+
+def previous_grade(path: Path, material: str, changed: bool, n: int) -> tuple[bool, list[dict[str, Any]]]:
+    """(skip, history) for cell #n: skip an unchanged grade; a changed one stops unless --changed,
+    which keeps every earlier grade in ``history`` (S6.4)."""
+    if not path.exists():
+        return False, []
+    old = read_json(path, GRADED_CELL_FORMAT)
+    if old["material_sha256"] == material and old.get("outcome") != "waiting":
+        return True, []
+    if old["material_sha256"] == material:
+        return False, list(old.get("history") or [])  # waiting for a judge: ask again, nothing changed
+    if not changed:
+        raise GradingError(f"cell #{n} changed since it was graded (its answer, the key or the rubric); "
+                           "grade it again with --changed (its earlier grade is kept in its history)")
+    kept = {k: old.get(k) for k in ("material_sha256", "outcome", "judge", "items")}
+    return False, [*(old.get("history") or []), kept]
+
+
+def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path,
+                  index: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels,
+                  options: JudgeOptions) -> dict[str, Any]:
     by_ref = {(o["folder"], o["cell"]): o["n"] for o in index["order"]}
     graded = skipped = 0
     for folder, _, records in loaded:
@@ -251,37 +406,17 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]
             n = by_ref.get((folder.name, record["cell"]))
             if n is None:
                 raise GradingError(f"{folder.name}/{record['cell']} is not in this grading folder's blind order")
-            material = _sha({"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION})
+            material = material_sha(record, cases, JUDGE_ID)
             path = grading_dir / "cells" / f"{n}.json"
-            if path.exists():
-                old = read_json(path, GRADED_CELL_FORMAT)
-                if old["material_sha256"] == material:
-                    skipped += 1
-                    continue
-                raise GradingError(f"cell #{n} changed since it was graded (its answer, the key or the rubric); "
-                                   "grading it again needs --changed, which this version does not have yet")
+            skip, history = previous_grade(path, material, options.changed, n)
+            if skip:
+                skipped += 1
+                continue
             result = grade_record(record, cases, levels)
-            graded_cell = {
-                "format": GRADED_CELL_FORMAT,
-                "n": n,
-                "source": {"folder": folder.name, "cell": record["cell"]},
-                "material_sha256": material,
-                "model": record["model"],
-                "level": record["level"],
-                "case": record["case"],
-                "kind": record["kind"],
-                "class": record["class"],
-                "repeat": record["repeat"],
-                "conversation_seconds": record.get("conversation_seconds"),
-                "requests": len(record.get("requests", [])),
-                # Carried for the results lines (S4.8); never part of what a judge is shown.
-                "resumes": (record.get("resume") or {}).get("count", 0),
-                "resume_points": [{k: p.get(k) for k in ("turn", "round", "request", "code")}
-                                  for p in (record.get("resume") or {}).get("points", [])],
-                "resume_codes": sorted({p.get("code") for p in (record.get("resume") or {}).get("points", [])}),
-                **result,
-            }
-            write_json_atomic(path, graded_cell)
+            cell = graded_cell(n, folder, record, material, result)
+            if history:
+                cell["history"] = history
+            write_json_atomic(path, cell)
             graded += 1
     return {"graded": graded, "skipped": skipped}
 
@@ -291,3 +426,31 @@ def read_grading(grading_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]
     cells = [read_json(grading_dir / "cells" / f"{o['n']}.json", GRADED_CELL_FORMAT)
              for o in index["order"] if (grading_dir / "cells" / f"{o['n']}.json").exists()]
     return index, cells
+
+
+def add_judge_arguments(p: Any) -> None:
+    """grade-ai's options for a model judge and the file route (kept here so cli.py stays a front door)."""
+    p.add_argument("--base-url", help="the judge's address (openai-compatible, ollama, or a preset's other address)")
+    p.add_argument("--accept-data-notice", action="store_true",
+                   help="accept the judge's data notice (shown when refused) for this run only")
+    p.add_argument("--no-stream", action="store_true", help="ask the judge for whole answers instead of streams")
+    p.add_argument("--pace", type=float, default=0.0, help="at least this many seconds between the judge's requests")
+    p.add_argument("--max-requests-per-day", type=int, help="the judge route's daily request budget")
+    p.add_argument("--saved-judgments", type=Path, metavar="DIR",
+                   help="where judgments are saved and reused (default: judgments/ beside --dir)")
+    p.add_argument("--changed", action="store_true",
+                   help="grade again the cells whose answer, key or rubric changed, keeping their earlier grades")
+    route = p.add_mutually_exclusive_group()
+    route.add_argument("--start-only", action="store_true",
+                       help="start the grading folder (its blind order) and send nothing")
+    route.add_argument("--export-requests", type=Path, metavar="OUT",
+                       help="write every request a run would send now as OUT/<n>.request.txt; send nothing")
+    route.add_argument("--import-replies", type=Path, metavar="OUT",
+                       help="read OUT/<n>.reply.json replies to exported requests and record them (route file)")
+
+
+def judge_options(args: Any) -> JudgeOptions:
+    return JudgeOptions(base_url=args.base_url, accept_data_notice=args.accept_data_notice,
+                        stream=not args.no_stream, pace=args.pace, max_requests_per_day=args.max_requests_per_day,
+                        saved=args.saved_judgments, changed=args.changed, start_only=args.start_only,
+                        export_requests=args.export_requests, import_replies=args.import_replies)
