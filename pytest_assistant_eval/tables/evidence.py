@@ -122,6 +122,6 @@ def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[st
             best = level
             why = f"{level}: {', '.join(parts)} ≥ {bar(level, order) * 100:.0f}%, no invented number"
         elif best is None and why == "no level meets its bar":  # the lowest level's shortfall says most
-            why = (f"{level}: {', '.join(parts)} below {bar(level, order) * 100:.0f}%"
+            why = (f"{level}: {', '.join(parts)} against a bar of {bar(level, order) * 100:.0f}%"
                    + (f", {invented} cell(s) with invented numbers" if invented else ""))
     return best, why
