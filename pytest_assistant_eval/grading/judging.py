@@ -144,7 +144,9 @@ def cells_to_grade(ctx: Context, loaded: Loaded, index: dict[str, Any], grading_
 
 
 def canary_request(ctx: Context, index: dict[str, Any]) -> JudgeRequest:
-    sections, open_items, settled, hints = canary_material(ctx.cases, index["seed"])
+    # Drawn with the store's secret, not the folder's seed: the same store asks the same canary, so its
+    # saved judgment is reused in another grading folder too (and no model can predict which it is).
+    sections, open_items, settled, hints = canary_material(ctx.cases, int.from_bytes(ctx.secret[:8], "big"))
     return build_request(index["canary"]["n"], sections, open_items, settled, grader=ctx.grader,
                          blinder=ctx.blinder, leak_context=ctx.leak_context(()), tag_for=ctx.tag_for, hints=hints)
 
