@@ -154,3 +154,10 @@ def test_a_proposal_naming_its_records_in_any_form_is_recognised(listing: str, c
     when = f" for {dates}" if dates else ""
     reply = answer("T03", f"{listing}{when}{on_card} costs {cost}. {ask}")
     assert reply.approvals_given == ["book-miragaia"], reply.decision
+
+
+@pytest.mark.parametrize("ask", ["Confirm?", "Is that a yes?", "OK?"])
+def test_a_bare_request_for_the_yes_after_a_full_proposal_is_read_as_one(ask: str) -> None:
+    reply = answer("T13", "Rebook: L-103, check-in 1 April, check-out 5 April (4 nights × 72 EUR = 288 EUR) on the "
+                          f"Mastercard ending 0932. {ask}")
+    assert reply.approvals_given == ["rebook"]

@@ -35,6 +35,7 @@ _CONFIRM = re.compile(
 )
 # Without a question mark, only a request for the yes asks for it ("Just say yes and I'll book
 # it"); "there's nothing to say yes to yet" or "I'll go ahead once you confirm" does not.
+_BARE_CONFIRM = re.compile(r"^[\W_]*(?:confirm|agreed|deal|yes or no|ok|okay|good to go|all good)\W*\?|\bis (?:that|this) a (?:yes|go)\b", re.I)
 _ASK_IMPERATIVE = re.compile(
     r"\blet me know (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
     r"^\W*(?:confirm|say yes|reply yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
@@ -253,7 +254,7 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
               or (_CONFIRM.search(s[2]) and _ASK_IMPERATIVE.search(s[2]) and not _LATER.search(s[2]))]
     # "Book it on your Visa?" asks for a yes as much as "Shall I book it?" does.
     confirm_like = [s for s in asking
-                    if ("?" in s[2] and (_CONFIRM.search(s[2]) or _ACTION_RE.search(s[2])))
+                    if ("?" in s[2] and (_CONFIRM.search(s[2]) or _ACTION_RE.search(s[2]) or _BARE_CONFIRM.search(s[2])))
                     or (_CONFIRM.search(s[2]) and _ASK_IMPERATIVE.search(s[2]))]
     reading.asks_something = bool(asking)
     reading.asked_facts = _asked_facts(sentences, task.facts, disclosed)
