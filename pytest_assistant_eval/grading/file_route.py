@@ -42,7 +42,9 @@ INSTRUCTIONS = (
 
 def _requests(ctx: Context, loaded: Loaded, index: dict[str, Any], grading_dir: Path, changed: bool):
     """(request, prepared-or-None) for the canary and every cell a run would send now."""
-    yield canary_request(ctx, index), None
+    canary = canary_request(ctx, index)
+    if reuse(ctx.saved, ctx.grader, canary) is None:
+        yield canary, None
     for cell in cells_to_grade(ctx, loaded, index, grading_dir, changed):
         if isinstance(cell, Prepared) and cell.request is not None and reuse(ctx.saved, ctx.grader, cell.request) is None:
             yield cell.request, cell
