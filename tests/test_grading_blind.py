@@ -24,7 +24,7 @@ PLANTED = {
     "level": ["the basic level", "level: advanced", "standard setting", "G05__basic__r1"],
     "cap": ["max_tool_calls", "a limit of 8 tool calls", "12 rounds allowed", "result_cap_chars",
             "2000 characters cut"],
-    "time": ["2025-11-03T14:07:55Z", "2025-11-03 14:07", "started_at", "conversation_seconds"],
+    "time": ["2025-11-03T14:07:55Z", "2025-11-03 14:07", "resumed_at", "conversation_seconds"],
 }
 KIND_WORDS = {"model": "model", "level": "level", "cap": "cap", "time": "time of a run"}
 PLACES = ["Final answer (G01)", "Tool call 1: get_listing", "User message (turn 2)",

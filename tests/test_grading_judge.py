@@ -117,7 +117,7 @@ def test_a_request_as_sent_is_blind_and_fenced(folders, tmp_path):
     for recorded in cell_requests(fake):
         body = recorded.body.decode()
         user = recorded.json()["messages"][1]["content"]
-        for hidden in ("oracle", "false-claims", "answers-nothing", "basic", "started_at", "conversation_seconds"):
+        for hidden in ("oracle", "false-claims", "answers-nothing", "basic", "conversation_seconds"):
             assert hidden not in user
         assert user.startswith("Cell #") and "<<<DATA " in user and "<<<END " in user
         assert "reasoning" not in body

@@ -32,7 +32,9 @@ CAP_FIELDS = ("max_tool_calls", "max_rounds", "max_output_tokens", "result_cap_c
 _CAP_WORDS = r"(?:limit|cap|caps|capped|maximum|max|budget|allowance|quota|allowed|at most|up to)"
 _CAP_UNITS = r"(?:tool[ -]?calls?|calls?|rounds?|(?:output )?tokens?|characters?|chars?)"
 _CUT = re.compile(r"\[\.\.\. ?\d[\d,]* characters cut by the result cap\]")
-_TIME_FIELDS = ("started_at", "finished_at", "conversation_seconds", "stopped_at", "resumed_at")
+# Record fields that hold a run's times. "started_at" and "finished_at" are not among them: the world's
+# background runs have fields of those names, which a tool result shows rightly.
+_TIME_FIELDS = ("conversation_seconds", "stopped_at", "resumed_at", "requests_by_day")
 
 
 def _phrase(texts: Iterable[str]) -> str:
