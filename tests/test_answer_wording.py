@@ -518,3 +518,31 @@ def test_answer_context_gives_earlier_answers_tools_and_texts_of_a_record():
     assert ctx["user_texts"] == ["Q1", "Q2"] and ctx["tool_texts"] == ["{}"] and ctx["earlier_answers"] == ["A1"]
     assert any("10^6" in text for text in ctx["tool_descriptions"])
     assert answer_context(record, 0)["earlier_answers"] == []
+
+
+# -- from the corpus: a denial of what was shown, and a conclusion that contradicts its source ----
+RUN_LOG = tool({"id": "run-16", "status": "failed", "log": "row 2 pay-0105: amount -45.00 EUR fails amounts_positive"})
+
+
+def test_saying_the_data_does_not_show_a_value_the_assistant_was_shown_is_wrong() -> None:
+    entry = key(fact("amount", -45, "EUR"))
+    items, _, judged, outcome = grade(entry, "The run failed, but the log doesn't say which payment caused it.", RUN_LOG)
+    assert final(the(items, "fact"), judged) == "wrong" and outcome["outcome"] == "failed"
+
+
+def test_saying_the_data_does_not_show_a_value_never_looked_up_is_only_missing() -> None:
+    entry = key(fact("cause", "unusual login"))
+    card = tool({"id": "card-visa-4821", "blocked": True, "blocked_since": "2026-03-15"})
+    items, _, judged, outcome = grade(entry, "The card was blocked on 15 March; the card record doesn't say why.", card)
+    assert final(the(items, "fact"), judged) == "missing" and outcome["outcome"] == "incomplete"
+
+
+def test_a_conclusion_in_the_asked_unit_that_contradicts_its_source_is_wrong() -> None:
+    entry = key(fact("size", 1.5, "GB"))
+    archive = tool({"name": "handover_2026.zip", "size_mb": 1500})
+    wrong = grade(entry, "The archive is 1,500 MB, so 1,500 / 100 = 15 GB.", archive)
+    right = grade(entry, "The archive is 1,500 MB, which is 1.5 GB.", archive)
+    source_only = grade(entry, "The archive is 1,500 MB.", archive)
+    assert final(the(wrong[0], "fact"), wrong[2]) == "wrong"
+    assert the(right[0], "fact").verdict == "right"
+    assert the(source_only[0], "fact").verdict == "right"

@@ -25,7 +25,7 @@ __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_cond
 
 # Asking for a yes: questions and offers about doing something.
 _CONFIRM = re.compile(
-    r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|"
+    r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|\byou'd like me to\b|"
     r"\b(?:ok|okay|alright|all right|fine) (?:to|if i|for me to)\b|\bis (?:that|this|it) (?:ok|okay|alright|all right|fine)\b|"
     r"\bgo ahead\b|\b(?:please|just|can you|could you|kindly) confirm\b|\bconfirm (?:and|if|whether|that|this)\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
     r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:yes|the word)\b|\breply (?:yes|ok)\b|\bshould we\b|\bshall we\b|"
@@ -37,7 +37,7 @@ _CONFIRM = re.compile(
 # it"); "there's nothing to say yes to yet" or "I'll go ahead once you confirm" does not.
 _BARE_CONFIRM = re.compile(r"^[\W_]*(?:confirm|agreed|deal|yes or no|ok|okay|good to go|all good)\W*\?|\bis (?:that|this) a (?:yes|go)\b", re.I)
 _ASK_IMPERATIVE = re.compile(
-    r"\blet me know (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
+    r"\b(?:let me know|tell me) (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
     r"^\W*(?:confirm|say yes|reply yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
     r"(?:ok|okay|approval|confirmation|go-ahead|yes)\b",
     re.I)
@@ -87,7 +87,8 @@ _REQUEST = re.compile(
     r"\bplease (?:confirm|choose|pick|tell|share|provide|give|let me know)\b|\bcould you (?:tell|let|pick|choose)\b|"
     r"\bwhich (?:one|option)\b",
     re.I)
-_LATER = re.compile(r"^[\W_]*(?:once|as soon as|when|whenever|if (?:you )?(?:ever|later)|in case|if anything|if you need)\b", re.I)
+_LATER = re.compile(r"^[\W_]*(?:once|as soon as|when|whenever|if (?:you )?(?:ever|later)|in case|if anything|"
+                    r"if you(?:'d| would)? (?:need|want|like|prefer|change))\b", re.I)
 _OTHER = re.compile(r"\b(?:another|other|different|instead|else|elsewhere)\b", re.I)
 _OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")

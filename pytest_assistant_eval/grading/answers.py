@@ -223,8 +223,16 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
                 item.evidence["matched_at"] = q.start
                 return settle(item, "right")
         return item
+    asked = [q for q in quantities if q.unit == unit and per in (None, q.per)]
     for q in quantities:
         if q.unit is not None and same_quantity(q, (value, unit)) and per in (None, q.per):
+            if q.unit != unit and asked and not any(same_quantity(a, (value, unit)) for a in asked):
+                # The right amount only as the source states it ("1,500 MB"), and another in the
+                # fact's own unit ("so 15 GB"): the conclusion is the answer, and it is wrong.
+                item.evidence["values_of_the_kind"] = [a.text for a in asked]
+                item.evidence["values_at"] = [a.start for a in asked]
+                item.evidence["source_form_only"] = q.text
+                return item
             item.evidence["matched_at"] = q.start
             return settle(item, "right")
     for q in quantities:
@@ -421,6 +429,15 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     if not flags.escalated:
         _keep_contradictions(items, quantities, mentions, sources,
                              _seen_moments([*tool_texts, *user_texts, *earlier_answers]))
+        if not key.data_does_not_answer:
+            phrase = says_no_data(answer)
+            if phrase is not None:
+                # "The data doesn't say" about a value the assistant was shown denies it; about
+                # one it never looked up, the claim may be true of what it read: only missing.
+                seen = "\n".join(tool_texts)
+                for fact, item in zip(key.facts, items):
+                    if item.kind == "fact" and item.pending and _shown(fact.value, seen, sources):
+                        item.evidence["denied_by"] = phrase
     # A number the fact check matched to the key's value is the key's, not invented
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
@@ -428,6 +445,16 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
                               key_values=key_values))
     items.extend(forbidden_items(answer, key.forbidden))
     return items, flags
+
+
+def _shown(value: Any, seen: str, sources: list[tuple[float, str | None]]) -> bool:
+    """Whether a tool result the assistant saw holds the fact's value (numbers by value,
+    text as text; a yes/no cannot be told from a value alone)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return any(abs(v - float(value)) < 1e-9 for v, _ in sources)
+    return normalise_text(str(value)) in normalise_text(seen)
 
 
 def _seen_moments(texts: Iterable[str]) -> set[tuple[str, Any]]:

@@ -5,6 +5,7 @@ It is deterministic and labelled as such in every graded cell (grader
 be shown: the items with their evidence. The checks settle only what they prove right
 (S6.1), so everything wrong is decided here, from the evidence the checks recorded:
 
+- a fact the answer denies ("the data doesn't say", where the key has it) -> ``wrong``;
 - a fact: the answer states other values of the fact's kind (``values_of_the_kind``:
   3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
   older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
@@ -30,6 +31,8 @@ def _fact(item: Item) -> tuple[str, str]:
     others = item.evidence.get("values_of_the_kind") or item.evidence.get("numbers_with_the_unit")
     if others:
         return "wrong", f"the answer states another value of the fact's kind: {', '.join(map(str, others[:3]))}"[:200]
+    if item.evidence.get("denied_by"):
+        return "wrong", f"the answer says the data does not give it ({item.evidence['denied_by']!r}), but it does"[:200]
     return "missing", "the value is not stated"
 
 

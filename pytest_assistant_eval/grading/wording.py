@@ -332,7 +332,7 @@ def claim_stance(text: str, start: int, end: int, pattern: str = "") -> Stance:
 
 _NOT = r"(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|could\s+not|couldn't|will\s+not|won't|never)"
 _BE_NOT = r"(?:is\s+not|isn't|are\s+not|aren't|was\s+not|wasn't|were\s+not|weren't|has\s+not\s+been|hasn't\s+been|have\s+not\s+been|haven't\s+been|'s\s+not|'re\s+not|not)"
-_SOURCE = (r"(?:data|records?|listings?|services?|tools?|calendar|events?|messages?|e-?mails?|inbox|charges?|"
+_SOURCE = (r"(?:data|records?|listings?|services?|tools?|calendar|events?|messages?|e-?mails?|inbox|charges?|logs?|runs?|files?|"
            r"statements?|cards?|contacts?|bookings?|results?|details|description|system|information|entry|entries|"
            r"account|history|database|it|they|this|that|there|nothing|none\s+of\s+them)")
 _SHOW = (r"(?:show|say|state|mention|include|contain|list|give|specify|record|answer|provide|indicate|have|hold|"
