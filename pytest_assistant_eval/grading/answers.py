@@ -529,7 +529,7 @@ def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:
         "user_texts": [e["text"] for e in entries if e.get("type") == "user"],
         "tool_descriptions": tool_description_texts(t["name"] for t in record["tools"]) if record.get("tools") else None,
         "earlier_answers": [finals[i] for i in sorted(finals) if i < turn],
-        "names": Names(state) if isinstance(state, dict) else None,
+        "names": Names.of(state) if isinstance(state, dict) else None,
     }
 
 

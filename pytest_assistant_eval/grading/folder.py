@@ -24,7 +24,7 @@ from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.errors import CaseFileErrors
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.levels import LevelsError
-from pytest_assistant_eval.grading.answers import check_answer
+from pytest_assistant_eval.grading.answers import answer_context, check_answer
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
@@ -40,7 +40,7 @@ from pytest_assistant_eval.records import (
 )
 
 JUDGES = {JUDGE_ID: {"route": "offline", "deterministic": True}}
-RUBRIC_VERSION = "r1"
+RUBRIC_VERSION = "r2"  # r2: checks that read natural wording (issue 9)
 
 
 class GradingError(Exception):
@@ -194,23 +194,16 @@ def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
         return CheckedCell(record, grade.items, {"task": grade.to_dict()}, task_grade=grade)
     parts = []
     items: list[Item] = []
-    tool_texts: list[str] = []
-    user_texts: list[str] = []
     question_ids = [record["case"]] if record["kind"] == "question" else [
         q.id for q in cases.questions.scenario.turns]
     turns_final = {t["turn"]: t for t in record["turns"]}
     for turn_index, qid in enumerate(question_ids):
-        for entry in record["transcript"]:
-            if entry.get("turn") != turn_index:
-                continue
-            if entry["type"] == "tool":
-                tool_texts.append(entry["text"])
-            elif entry["type"] == "user":
-                user_texts.append(entry["text"])
         answer = turns_final.get(turn_index, {}).get("final", "")
         key = cases.key.entries[qid]
-        turn_items, flags = check_answer(key, answer, tool_texts=list(tool_texts), user_texts=list(user_texts),
-                                         escalation_sentence=level.escalation_sentence)
+        # This and earlier turns' tool results and user texts, earlier answers (S01), the
+        # level's tool descriptions and the world's names: what the assistant had seen.
+        turn_items, flags = check_answer(key, answer, escalation_sentence=level.escalation_sentence,
+                                         **answer_context(record, turn_index))
         for item in turn_items:
             item.id = f"{qid}/{item.id}"
         items.extend(turn_items)
