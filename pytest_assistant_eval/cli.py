@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--file", type=Path, default=None,
                    help="the results file (default: results.jsonl in the calibration folder)")
 
+    p = sub.add_parser("review", help="the owner's review of a grading folder: the queue, blind verdicts first")
+    from pytest_assistant_eval.review.cli_options import add_review_arguments
+
+    add_review_arguments(p)
+
     p = sub.add_parser("calibrate", help="per model and level setting: rates with intervals, and the evidence")
     p.add_argument("--file", type=Path, default=None,
                    help="the results file (default: results.jsonl in the calibration folder)")
@@ -166,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
                    help="a new, empty or earlier demo folder the demo writes into (default: _eval_reports/demo)")
     p.add_argument("-n", "--workers", default=None, help="xdist workers (default: the machine's cores)")
+    p.add_argument("--owner", choices=("scripted", "none"), default="scripted",
+                   help="who reviews the queue: the scripted owner answering from the key (default), or none "
+                        "(the queue waits for you; nothing is recorded)")
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
     return parser
@@ -194,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return summary_command(args.dir, args.calibration, results=args.results, record=args.record,
                                results_file=args.file)
+    if args.command == "review":
+        from pytest_assistant_eval.review.cli_options import run_review
+
+        return run_review(args, parser)
     if args.command == "calibrate":
         from pytest_assistant_eval.tables.calibrate import calibrate_command
 
@@ -203,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.demo import demo_command
 
         workers = args.workers or str(max(1, min(os.cpu_count() or 1, 4)))
-        return demo_command(args.out, args.calibration, workers)
+        return demo_command(args.out, args.calibration, workers, owner=args.owner)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -2,7 +2,9 @@
 
 Builds the grounding world, runs the oracle and every planted-fault assistant over the
 whole calibration set in one pytest run (several models, spread over the cores with
-xdist), grades the records with the offline judge and prints the leaderboard.
+xdist), grades the records with the offline judge and prints the leaderboard; then a scripted owner
+reviews the queue (answering from the key), so the summary writes agreement.txt and records
+the lines (``--owner none`` leaves the queue to a person and records nothing).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def prepare_demo_folder(out: Path) -> None:
                                  f"{', '.join(DEMO_PARTS)} folders and its {DEMO_RESULTS_FILE}.\n", encoding="utf-8")
 
 
-def demo_command(out: Path, calibration: Path, workers: str) -> int:
+def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scripted") -> int:
     started = time.monotonic()
     out = out.resolve()
     try:
@@ -56,12 +58,12 @@ def demo_command(out: Path, calibration: Path, workers: str) -> int:
     except DemoFolderRefused as exc:
         print(f"assistant-eval demo: {exc}", file=sys.stderr)
         return 2
-    print(f"[1/6] Building the grounding world in {out / 'world'} ...", flush=True)
+    print(f"[1/7] Building the grounding world in {out / 'world'} ...", flush=True)
     from pytest_assistant_eval.world.build import build_world
 
     world = build_world(out / "world", calibration / "world")
     results = out / "results"
-    print(f"[2/6] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
+    print(f"[2/7] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
           flush=True)
     argv = [sys.executable, "-m", "pytest", "-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
             "--world", str(world), "--out", str(results), "-q", "-n", str(workers)]
@@ -72,28 +74,40 @@ def demo_command(out: Path, calibration: Path, workers: str) -> int:
     if code != 0:
         print(f"assistant-eval demo: the run stopped with exit code {code}", file=sys.stderr)
         return code
-    print("[3/6] Grading with the offline judge scripted:rules ...", flush=True)
+    print("[3/7] Grading with the offline judge scripted:rules ...", flush=True)
     from pytest_assistant_eval.grading.folder import grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
     code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
     if code != 0:
         return code
-    print("[4/6] Leaderboard\n", flush=True)
+    print("[4/7] Leaderboard\n", flush=True)
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
     code = leaderboard_command(out / "grading", calibration)
     if code != 0:
         return code
-    # The demo records into its own file: its reference assistants are no evidence about real models.
-    results_file = out / DEMO_RESULTS_FILE
-    print(f"\n[5/6] Summary, recorded in {results_file}\n", flush=True)
     from pytest_assistant_eval.tables.summary import summary_command
 
+    if owner == "none":  # the queued cells wait for a person: nothing is recorded
+        print("\n[5/7] Summary (the queued cells wait for your review: assistant-eval review --dir "
+              f"{out / 'grading'})\n", flush=True)
+        return summary_command(out / "grading", calibration)
+    # A scripted owner answering from the key: grade -> review -> agreement runs offline (a stand-in, no evidence).
+    print("\n[5/7] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
+    from pytest_assistant_eval.review.command import ReviewOptions, review_command
+
+    code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"))
+    if code != 0:
+        return code
+    # The demo records into its own file: its reference assistants are no evidence about real models.
+    results_file = out / DEMO_RESULTS_FILE
+    print(f"\n[6/7] Summary, recorded in {results_file}; agreement in {out / 'grading' / 'agreement.txt'}\n",
+          flush=True)
     code = summary_command(out / "grading", calibration, record=True, results_file=results_file)
     if code != 0:
         return code
-    print("\n[6/6] Calibration\n", flush=True)
+    print("\n[7/7] Calibration\n", flush=True)
     from pytest_assistant_eval.tables.calibrate import calibrate_command
 
     code = calibrate_command(results_file, calibration)

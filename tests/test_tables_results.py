@@ -184,6 +184,11 @@ def grading_folder(tmp_path: Path, cells: list[dict[str, Any]]) -> Path:
              "order": [{"n": c["n"], "folder": "m", "cell": c["source"]["cell"]} for c in cells],
              "key_version": "k1", "set_version": "s1", "seed": 0, "rubric_version": "r1"}
     (folder / "grading.json").write_text(json.dumps(index), encoding="utf-8")
+    # An empty review queue (docs/review.md): these tests are of the tables' own rules; without
+    # review.json the review's queue would be drawn in memory and hold every cell.
+    (folder / "review.json").write_text(json.dumps({"format": "assistant-eval.review/1", "seed": 0, "drawn_at": "",
+                                                    "queue": [], "all": False, "judge_final": False,
+                                                    "helpfulness": None}), encoding="utf-8")
     results = tmp_path / "m"
     (results / "cells").mkdir(parents=True)
     (results / "run.json").write_text(json.dumps({"format": "assistant-eval.run/1", "identity": identity, "runs": []}),

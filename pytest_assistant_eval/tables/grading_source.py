@@ -131,4 +131,7 @@ def open_grading(grading_dir: Path, results: Sequence[Path] = ()) -> GradingSour
     for folder in index["folders"]:
         identities[folder["name"]] = folder["identity"]
         folders[folder["name"]] = find_results_folder(grading_dir, folder["path_hint"], folder["identity"], results)
+    from pytest_assistant_eval.review.overlay import overlay_reviews
+
+    overlay_reviews(grading_dir, cells, index, ungraded)  # the owner's review, when queued (docs/review.md)
     return GradingSource(grading_dir, index, cells, folders, identities, ungraded)

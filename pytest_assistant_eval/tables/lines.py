@@ -124,9 +124,9 @@ def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]
         checks_failed = []
         invented = sum(int(p.get("invented_numbers") or 0) for p in parts)
     judged = bool(judge) and outcome != "user_error" and not (no_answer and not items)
-    # Until the review exists (issue 10) the final grade is the judge's; a reviewed cell will carry
-    # the owner's beside it, and these fields are where the two part.
-    return {
+    # The final grade is the judge's until the owner reviews the cell (the ``review`` marker the
+    # review puts on it, docs/review.md); then the owner's, with the judge's kept beside it.
+    fields = {
         "outcome": "waiting" if reasons else outcome,
         "grader": judge.get("grader") if judged else "none",
         "review_reasons": list(reasons),
@@ -141,12 +141,37 @@ def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]
         "form_missing": sum(len(p.get("form_missing") or []) for p in parts),
         "checks_failed": checks_failed,
     }
+    return _owner_grade(cell, reasons, fields)
+
+
+#: The fields an owner's review decides (the rest stay the judge's).
+OWNER_FIELDS = ("outcome", "understandability", "no_answer", "escalated", "invented_numbers", "critical_missing",
+                "form_missing", "checks_failed")
+
+
+def _owner_grade(cell: Mapping[str, Any], reasons: list[str], fields: dict[str, Any]) -> dict[str, Any]:
+    """A reviewed cell's line carries the owner's grade (grader ``owner``) and why it was queued."""
+    marker = cell.get("review")
+    if not isinstance(marker, Mapping):
+        return fields
+    if not reasons and marker.get("queued_for"):
+        fields["review_reasons"] = list(marker["queued_for"])
+    grade = marker.get("grade")
+    if grade and not reasons:
+        fields.update({k: grade[k] for k in OWNER_FIELDS if k in grade})
+        fields["grader"] = "owner"
+    return fields
 
 
 def _ungraded_fields(outcome: str) -> dict[str, Any]:
     return {"outcome": outcome, "grader": "none", "review_reasons": [], "judge_outcome": None,
             "understandability": None, "judge_understandability": None, "judge_route": None, "no_answer": False,
             "escalated": False, "invented_numbers": 0, "critical_missing": 0, "form_missing": 0, "checks_failed": []}
+
+
+def _helpfulness(cell: Mapping[str, Any]) -> dict[str, Any]:
+    rated = (cell.get("review") or {}).get("helpfulness") if isinstance(cell.get("review"), Mapping) else None
+    return {"helpfulness": rated.get("rating") if rated else None, "helpfulness_note": rated.get("note") if rated else None}
 
 
 def _cell_parts(cell_id: str) -> tuple[str, str, int]:
@@ -176,7 +201,8 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
                 "resumes": cell.get("resumes", 0),
                 "resume_points": [[p.get("turn"), p.get("round")] for p in cell.get("resume_points") or []],
                 "resume_codes": list(cell.get("resume_codes") or []),
-                "skip_reason": None, "na_reason": None}
+                "skip_reason": None, "na_reason": None,
+                **_helpfulness(cell)}
         if record is not None:
             keys[(folder, cell["level"])].append(record.get("setting_key"))
         per_folder[folder].append(line)
@@ -214,7 +240,8 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
                        "model_name": model_name, "route": identity.get("route"),
                        "free_plan": bool(identity.get("free_plan")), "automatic_level": automatic,
                        "set_version": index.get("set_version"), "key_version": index.get("key_version"),
-                       "knobs_relaxed": relaxed, "helpfulness": None, "helpfulness_note": None,
+                       "knobs_relaxed": relaxed, "helpfulness": ln.get("helpfulness"),
+                       "helpfulness_note": ln.get("helpfulness_note"),
                        "grading": grading_name, "context_window": ln.get("context_window") or window})
             built.lines.append({f: ln.get(f) for f in FIELDS})
 

@@ -135,6 +135,20 @@ def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[
     return [ln for ln in built.lines if known.get(line_key(ln)) != _grade_of(ln)]
 
 
+def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
+    """agreement.txt (S8.2) beside the grading, and the owner's helpfulness ratings (S7.4), once a review began."""
+    from pytest_assistant_eval.review.helpfulness import helpfulness_lines
+    from pytest_assistant_eval.tables.agreement import write_agreement
+
+    if write_agreement(source.path, source.index, source.cells) is not None:
+        print(f"\nAgreement of the judge with the owner: {source.path / 'agreement.txt'}", file=out)
+    ratings = {str(c["n"]): c["review"]["helpfulness"] for c in source.cells
+               if isinstance(c.get("review"), Mapping) and c["review"].get("helpfulness")}
+    if ratings:
+        print("\nHelpfulness (the owner's ratings: 1 helpful, 2 partly, 3 not helpful)", file=out)
+        print("\n".join(helpfulness_lines(ratings)), file=out)
+
+
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
                     results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
     from filelock import FileLock, Timeout
@@ -153,6 +167,7 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     print(render_summary(built, levels.names), file=out)
+    _agreement_and_helpfulness(source, out)
     if not record:
         return 0
     target = results_file or calibration / "results.jsonl"

@@ -46,10 +46,20 @@ def unsettled_items(cell: Mapping[str, Any]) -> list[str]:
 
 
 def review_marker(cell: Mapping[str, Any]) -> list[str]:
-    """A ``review`` marker on the cell: it was queued for the owner."""
+    """A ``review`` marker on the cell: it was queued for the owner, and waits until the review is done.
+
+    The review (``review/store.overlay_reviews``, docs/review.md) puts the marker on every queued
+    cell: ``done`` once the owner's final verdicts are given for the cell's current material,
+    ``judge_final`` when the helpfulness review left the facts to the judge. Why the review
+    queued a cell (``queued_for``) is never said here: the owner must not see it (S7.2).
+    """
     marker = cell.get("review")
     if not marker:
         return []
+    if isinstance(marker, Mapping) and "queued" in marker:
+        if not marker["queued"] or marker.get("done") or marker.get("judge_final"):
+            return []
+        return ["queued for review, not reviewed yet"]
     if isinstance(marker, Mapping) and marker.get("reasons"):
         return ["queued for review: " + ", ".join(map(str, marker["reasons"]))]
     return ["queued for review"]

@@ -1,0 +1,100 @@
+"""What every review mode reads: the grading folder, its results folders' records, the calibration.
+
+The owner sees what a judge sees (S6.9): the material is built by ``grading.material`` from the
+record and the key, and blinded by ``grading.blind`` (model and level names, escalation
+sentences), so the owner's first verdicts are as blind as the judge's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.grading.blind import Blinder
+from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
+from pytest_assistant_eval.review.store import (
+    CellReview,
+    ReviewIndex,
+    is_done,
+    ReviewRefused,
+    read_index,
+    read_reviews,
+    write_index,
+)
+from pytest_assistant_eval.tables.grading_source import GradingSource, open_grading
+
+__all__ = ["ReviewContext", "open_review", "is_done"]
+
+
+@dataclass
+class ReviewContext:
+    grading_dir: Path
+    source: GradingSource
+    cells: dict[int, dict[str, Any]]
+    cases: CaseSet
+    levels: levels_mod.Levels
+    blinder: Blinder
+    index: ReviewIndex
+    reviews: dict[int, CellReview]
+
+    @property
+    def grading(self) -> dict[str, Any]:
+        return self.source.index
+
+    def record(self, n: int) -> dict[str, Any]:
+        cell = self.cells[n]
+        record = self.source.record(cell["source"]["folder"], cell["source"]["cell"])
+        if record is None:
+            raise ReviewRefused(f"cell #{n}: its record is not readable in its results folder")
+        return record
+
+    def pending(self) -> list[int]:
+        """Queued cells without a finished review of their current material, in queue order."""
+        return [e.n for e in self.index.queue if e.n in self.cells and not is_done(self.reviews.get(e.n), self.cells[e.n])]
+
+    def judged(self, n: int) -> list[Mapping[str, Any]]:
+        return judged_items(self.cells[n])
+
+    def save_index(self) -> None:
+        write_index(self.grading_dir, self.index)
+
+
+def _blinder(source: GradingSource, levels: levels_mod.Levels) -> Blinder:
+    names = {ident.get("model") for ident in source.identities.values()} | set(source.folders)
+    every = list(levels.levels.values())
+    return Blinder(tuple(sorted(n for n in names if n)), tuple(levels.names),
+                   tuple(lv.escalation_sentence for lv in every))
+
+
+def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), *, all_cells: bool = False,
+                need_records: bool = True) -> ReviewContext:
+    """Read everything a review needs; draw the queue once (written to review.json) or extend it.
+
+    The caller holds the grading folder's lock. A folder with cells still to grade, or whose
+    results folders are not found, is refused: the queue is drawn over every graded cell, and
+    the owner reads the record.
+    """
+    from pytest_assistant_eval.planning import load_calibration
+
+    source = open_grading(grading_dir, results)
+    if source.ungraded:
+        shown = ", ".join(f"#{e['n']}" for e in source.ungraded[:5])
+        raise ReviewRefused(f"{len(source.ungraded)} cell(s) are not graded yet ({shown}); the review starts once "
+                            "grade-ai has graded every cell")
+    if need_records and source.missing_folders:
+        raise ReviewRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
+                            f"{grading_dir}; give them with --results")
+    cases, levels = load_calibration(calibration)
+    cells = {c["n"]: c for c in source.cells}
+    index = read_index(grading_dir)
+    if index is None:
+        index = draw_queue(source.cells, source.index, all_cells=all_cells)
+        write_index(grading_dir, index)
+    elif refresh_queue(index, source.cells, source.index, all_cells=all_cells) or (all_cells and not index.all):
+        write_index(grading_dir, index)
+    return ReviewContext(grading_dir, source, cells, cases, levels, _blinder(source, levels), index,
+                         read_reviews(grading_dir))
