@@ -405,7 +405,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
 
     ``tool_descriptions``: what the assistant was told about its tools (None: every world
     tool's, see ``tool_description_texts``). ``earlier_answers``: the final answers of the
-    conversation's earlier turns; a number shown there (computed, or taken from a tool) was
+    conversation's earlier turns; a number computed there by a shown calculation (or taken from a tool) was
     already checked in its own turn, so repeating it later is not inventing it. ``names``:
     the world's names for its records, so a fact whose value is an id is stated by a name.
     ``answer_context(record, turn)`` gives all of these from a cell record.
@@ -425,7 +425,10 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
         if key.failed_run:
             items.append(_failed_run_item(answer))
     descriptions = tuple(tool_descriptions) if tool_descriptions is not None else tool_description_texts()
-    sources = sources_of(tool_texts, user_texts, earlier_answers) + _sources_of_texts(descriptions)
+    # Of earlier answers only their shown calculations are sources: a number computed there
+    # may be reused, while a number invented there is not laundered by being repeated.
+    shown = [c.text for text in earlier_answers for c in find_calculations(text) if c.holds]
+    sources = sources_of(tool_texts, user_texts, shown) + _sources_of_texts(descriptions)
     if not flags.escalated:
         _keep_contradictions(items, quantities, mentions, sources,
                              _seen_moments([*tool_texts, *user_texts, *earlier_answers]))
