@@ -22,3 +22,14 @@ def test_the_default_calibration_folder_is_the_shipped_one():
     from pytest_assistant_eval.paths import default_calibration_dir
 
     assert (default_calibration_dir() / "levels.yaml").is_file()
+
+
+@pytest.mark.parametrize("module", ["pytest_assistant_eval.conversation.user", "pytest_assistant_eval.conversation.loop",
+                                    "pytest_assistant_eval.providers.scripted"])
+def test_the_run_stage_does_not_import_the_grading_stage(module):
+    """The simulated user and the reference assistants read text with ``reading/``, the same
+    readers the checks use, without reaching into the stage that grades their runs."""
+    code = (f"import sys, {module}\n"
+            "print(sorted(n for n in sys.modules if n.startswith('pytest_assistant_eval.grading')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.grading.quantities import (
+from pytest_assistant_eval.reading.quantities import (
     CONSTANTS,
     UNITS,
     Quantity,

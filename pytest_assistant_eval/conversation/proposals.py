@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_assistant_eval.cases.model import Approval, Task, UserFact
-from pytest_assistant_eval.grading.quantities import find_calculations, find_dates, find_quantities
+from pytest_assistant_eval.reading.quantities import find_calculations, find_dates, find_quantities
 from pytest_assistant_eval.world.names import Mention, Names, fold
 
 __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]

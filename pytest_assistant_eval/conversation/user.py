@@ -17,7 +17,7 @@ from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
 from pytest_assistant_eval.cases.model import Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
-from pytest_assistant_eval.grading.quantities import find_quantities
+from pytest_assistant_eval.reading.quantities import find_quantities
 from pytest_assistant_eval.world.names import Names, fold
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person"]

@@ -25,7 +25,7 @@ from typing import Any
 from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.items import Item, settle
-from pytest_assistant_eval.grading.quantities import (
+from pytest_assistant_eval.reading.quantities import (
     UNITS,
     DateMention,
     Quantity,
@@ -40,7 +40,7 @@ from pytest_assistant_eval.grading.quantities import (
     split_unit,
 )
 from pytest_assistant_eval.world.names import Names
-from pytest_assistant_eval.grading.wording import (
+from pytest_assistant_eval.reading.wording import (
     Moment,
     claim_stance,
     moment_of_value,

@@ -19,7 +19,7 @@ from pytest_assistant_eval.cases.model import Task
 from pytest_assistant_eval.cases.state_checks import check_state
 from pytest_assistant_eval.cases.approvals import approval_covers
 from pytest_assistant_eval.grading.items import Item, settle
-from pytest_assistant_eval.grading.quantities import find_dates, find_quantities, numbers_in_json
+from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
 from pytest_assistant_eval.world.names import Names, fold
 
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*$")

@@ -21,7 +21,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_assistant_eval.grading.quantities import DateMention, find_dates, zone_offset
+from pytest_assistant_eval.reading.quantities import DateMention, find_dates, zone_offset
 
 __all__ = [
     "Moment",
