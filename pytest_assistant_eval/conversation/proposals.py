@@ -71,12 +71,6 @@ _NOT_COST_AFTER = re.compile(
     r"on (?:the|your|that|this) card|this cycle|afterwards|after (?:that|this|the)|"
     r"nightly|each night|per month|a month|/\s*month|per person|each)", re.I)
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d+ nights|all in|overall|charge of|cost of|amount of)\b", re.I)
-_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
-          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
-_RANGE_DM = re.compile(rf"(?<![\d])(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*{_WEEKDAY}(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})(?![a-z])", re.I)
-_RANGE_MD = re.compile(rf"(?<![a-z])({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:–|—|-|→|->|to|until|till|through|and)\s*(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])", re.I)
 _BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
 _OWNER = "c-mara"
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|vs|incl|excl|no|nr|ref|mr|mrs|ms|dr|st)|\b[A-Za-z])\.$", re.I)
@@ -128,9 +122,6 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _month(name: str) -> int:
-    return _MONTHS[name.strip(".").lower()[:3]]
-
 
 def dates_in(text: str, year: int) -> set[str]:
     """ISO dates a text names, in any common form; a range names both ends ("7–9 April")."""
@@ -139,12 +130,6 @@ def dates_in(text: str, year: int) -> set[str]:
         if d.kind in ("date", "datetime"):
             value = d.value[:10]
             out.add(f"{year}{value[1:]}" if value.startswith("--") else value)
-    for m in _RANGE_DM.finditer(text):
-        out.add(f"{year}-{_month(m.group(3)):02d}-{int(m.group(1)):02d}")
-        out.add(f"{year}-{_month(m.group(3)):02d}-{int(m.group(2)):02d}")
-    for m in _RANGE_MD.finditer(text):
-        out.add(f"{year}-{_month(m.group(1)):02d}-{int(m.group(2)):02d}")
-        out.add(f"{year}-{_month(m.group(1)):02d}-{int(m.group(3)):02d}")
     return {d for d in out if _valid(d)}
 
 

@@ -281,7 +281,7 @@ _WEEKDAY_RE = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?"
 _ORD = r"(?:st|nd|rd|th)?"
 _AMPM = r"(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm])(?![A-Za-z]))"
 # What joins the two ends of a range: "7–9 April", "1 to 5 April", "between 7 and 9 April".
-_RANGE_SEP = rf"(?:{_SPACE}*[-–—]{_SPACE}*|{_SPACE}+(?:to|until|till|through|thru|and|&){_SPACE}+)"
+_RANGE_SEP = rf"(?:{_SPACE}*(?:[-–—→]|->){_SPACE}*|{_SPACE}+(?:to|until|till|through|thru|and|&){_SPACE}+)"
 
 # Time zones named after a time, with their offsets in minutes east of UTC.
 _ZONE_OFFSETS = {"z": 0, "utc": 0, "gmt": 0, "wet": 0, "west": 60, "cet": 60, "bst": 60, "cest": 120,
@@ -332,7 +332,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "day_month",
         re.compile(
-            rf"(?<![0-9A-Za-z.,:])(?:(?P<d0>[0-9]{{1,2}}){_ORD}{_RANGE_SEP})?(?P<d>[0-9]{{1,2}}){_ORD}"
+            rf"(?<![0-9A-Za-z.,:])(?:(?P<d0>[0-9]{{1,2}}){_ORD}{_RANGE_SEP}(?:{_WEEKDAY_RE},?{_SPACE}+)?)?(?P<d>[0-9]{{1,2}}){_ORD}"
             rf"(?:{_SPACE}+of)?{_SPACE}+(?P<mon>{_MONTH_RE})(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
