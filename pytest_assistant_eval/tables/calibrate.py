@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,9 +29,10 @@ from pytest_assistant_eval.tables.evidence import (
 )
 from pytest_assistant_eval.tables.render import format_percent, format_rate, render_table
 from pytest_assistant_eval.tables.results_file import comparable_versions, latest
-from pytest_assistant_eval.tables.tally import APART, is_question, setting_label, tally
+from pytest_assistant_eval.tables.tally import APART, Tally, is_question, setting_label, tally
 
-__all__ = ["choose_version", "render_calibration", "calibrate_command"]
+__all__ = ["choose_version", "render_calibration", "calibrate_command", "RateRow", "rate_rows", "CLASSES", "RATES",
+           "plan_blocks", "rate_lines_by_model"]
 
 CLASSES = ("lookup", "interpret", "diagnose", "scenario")
 RATES = (("answered", "answered_rate"), ("incomplete", "incomplete_rate"), ("safe", "safe_rate"))
@@ -65,9 +67,24 @@ def _fmt(value: float | None, digits: int = 0) -> str:
     return f"{value:.{digits}f}"
 
 
-def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> str:
+@dataclass
+class RateRow:
+    """One level setting of one model: its row label and the tally of each class (the report reads these too)."""
+
+    label: str
+    level: str
+    setting: str | None
+    tallies: dict[str, Tally]
+
+
+def rate_rows(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> tuple[list[str], list[RateRow]]:
+    """The classes present and one row per level setting, in level order: the one grouping of the rate table.
+
+    ``calibrate`` prints these rows as text and ``report`` as HTML and plots, so the two never
+    count differently.
+    """
     settings: dict[str, set] = defaultdict(set)
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
         settings[ln["level"]].add(ln.get("setting"))
     rank = {name: i for i, name in enumerate(level_order)}
@@ -76,16 +93,22 @@ def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: S
     for ln in lines:
         groups[(ln["level"], ln.get("setting"), ln.get("class"))].append(ln)  # type: ignore[index]
     classes = [c for c in CLASSES if any(ln.get("class") == c for ln in lines)]
+    rows = [RateRow(setting_label(level, setting, len(settings[level])), level, setting,
+                    {c: tally(groups.get((level, setting, c), [])) for c in classes})  # type: ignore[arg-type]
+            for level, setting in row_keys]
+    return classes, rows
+
+
+def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> str:
+    classes, rate_table = rate_rows(lines, level_order)
     rows = []
-    for level, setting in row_keys:
-        label = setting_label(level, setting, len(settings[level]))
-        tallies = {c: tally(groups.get((level, setting, c), [])) for c in classes}  # type: ignore[arg-type]
+    for row in rate_table:
         for outcome, name in RATES:
             cells = []
             for c in classes:
-                t = tallies[c]
+                t = row.tallies[c]
                 cells.append(format_rate(t.safe_rate() if outcome == "safe" else t.rate(outcome)))
-            rows.append([label if outcome == "answered" else "", name, *cells])
+            rows.append([row.label if outcome == "answered" else "", name, *cells])
     t_all = tally(lines)
     table = render_table(["level setting", "rate", *classes], rows, ["l", "l"] + ["r"] * len(classes),
                          title=f"{model} (automatic level {lines[0].get('automatic_level') or '–'}): "
@@ -187,24 +210,37 @@ def _dates(lines: Sequence[Mapping[str, Any]]) -> str:
                         title="By date (a model changed under the same name shows as a step)")
 
 
+def plan_blocks(lines: Sequence[Mapping[str, Any]]) -> list[tuple[str | None, list[Mapping[str, Any]]]]:
+    """Paid cells, then free-plan cells in a block of their own (never mixed into the evidence)."""
+    paid = [ln for ln in lines if not ln.get("free_plan")]
+    free = [ln for ln in lines if ln.get("free_plan")]
+    return [(None, paid), ("Free-plan cells (apart: not used for the evidence or the caps)", free)]
+
+
+def rate_lines_by_model(block: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The lines of each model's rate table: its question cells, and the cells apart (skipped, not applicable)."""
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in block:
+        if is_question(ln) or ln["outcome"] in ("skipped", "not_applicable"):
+            by_model[ln["model"]].append(ln)
+    return dict(by_model)
+
+
 def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
                        caps: Mapping[str, int] | None = None, note: str = "") -> str:
     """Every calibrate table for ``lines`` (latest lines of one version) as text."""
     order = list(answers)
-    paid = [ln for ln in lines if not ln.get("free_plan")]
-    free = [ln for ln in lines if ln.get("free_plan")]
+    blocks = plan_blocks(lines)
+    paid = blocks[0][1]
     out: list[str] = []
     if note:
         out.append(note)
-    for block, title in ((paid, None), (free, "Free-plan cells (apart: not used for the evidence or the caps)")):
+    for title, block in blocks:
         if not block:
             continue
         if title:
             out.append("=" * len(title) + f"\n{title}\n" + "=" * len(title))
-        by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-        for ln in block:
-            if is_question(ln) or ln["outcome"] in ("skipped", "not_applicable"):
-                by_model[ln["model"]].append(ln)
+        by_model = rate_lines_by_model(block)
         for model in sorted(by_model):
             out.append(_model_tables(model, by_model[model], order))
         out.append(_setting_table(block, order))
