@@ -378,8 +378,8 @@ class RunSession:
             try:
                 notices = check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
                                        world_verified=True)
-                key = self._keys[name] = get_key(spec.preset)
                 address = resolve_base_url(spec.preset, spec.base_url)
+                key = self._keys[name] = get_key(spec.preset, base_url=address)
                 said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key
                         else missing_key_line(spec.preset, address))
             except (_PE, ConfigurationError) as exc:

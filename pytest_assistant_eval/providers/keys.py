@@ -30,25 +30,72 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
 KEY_OPTIONAL = {"ollama", "scripted", "openai-compatible"}
 
 
-def _from_keyring(preset: str) -> str | None:
+#: keyring reads its backend from this variable instead of probing every backend it knows.
+BACKEND_VARIABLE = "PYTHON_KEYRING_BACKEND"
+
+
+def _backend() -> object | None:
+    """The keyring backend this process uses, or None when there is no usable one.
+
+    keyring chooses its backend once per process by probing every backend it knows (on Linux
+    that spawns ldconfig, gcc and ld: 0.1 s or more). The choice is exported in
+    ``PYTHON_KEYRING_BACKEND`` so processes started from this one (xdist workers, a run the
+    CLI starts) load the same backend at once instead of probing again (issue 15).
+    """
     try:
         import keyring
-        from keyring.errors import KeyringError
+        from keyring.backends import fail
     except ImportError:  # pragma: no cover - keyring is a dependency
         return None
     try:
-        return keyring.get_password(KEYRING_SERVICE, preset) or None
+        backend = keyring.get_keyring()  # keyring keeps its choice for the rest of the process
+    except Exception:  # noqa: BLE001 - a broken backend is no backend
+        return None
+    kind = type(backend)
+    if BACKEND_VARIABLE not in os.environ and kind.__module__.startswith(("keyring.backends.", "keyrings.")) \
+            and kind.__name__ != "ChainerBackend":  # a chainer probes again when it is loaded
+        os.environ[BACKEND_VARIABLE] = f"{kind.__module__}.{kind.__name__}"
+    return None if isinstance(backend, fail.Keyring) else backend
+
+
+def _from_keyring(preset: str) -> str | None:
+    backend = _backend()
+    if backend is None:
+        return None
+    from keyring.errors import KeyringError
+
+    try:
+        return backend.get_password(KEYRING_SERVICE, preset) or None  # type: ignore[attr-defined]
     except (KeyringError, RuntimeError, OSError):
         # No usable backend (a headless machine): fall back to the environment.
         return None
 
 
-def get_key(preset: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The key for ``preset``; ``None`` for presets that need none; ``MissingKey`` when absent."""
+def needs_keyring(preset: str, base_url: str | None = None) -> bool:
+    """Whether the keyring is asked for ``preset``'s key at all.
+
+    Not for the built-in assistants, and not for a preset that works without a key
+    (``openai-compatible``, ``ollama``) when its address is this machine: such a run needs no
+    key, and asking the keyring costs every process its backend probing. A key for a local
+    server comes from the preset's environment variable.
+    """
+    if preset == "scripted":
+        return False
+    if preset in KEY_OPTIONAL and base_url is not None:
+        return not _loopback((urlsplit(base_url).hostname or "").lower())
+    return True
+
+
+def get_key(preset: str, environ: Mapping[str, str] | None = None, base_url: str | None = None) -> str | None:
+    """The key for ``preset``; ``None`` for presets that need none; ``MissingKey`` when absent.
+
+    ``base_url``: the address the key would go to; a key-optional preset at a local address
+    reads only its environment variable (:func:`needs_keyring`).
+    """
     if preset == "scripted":
         return None
     env = os.environ if environ is None else environ
-    key = _from_keyring(preset)
+    key = _from_keyring(preset) if needs_keyring(preset, base_url) else None
     if key:
         return key
     for name in ENV_VARS.get(preset, ()):
@@ -60,10 +107,10 @@ def get_key(preset: str, environ: Mapping[str, str] | None = None) -> str | None
     raise MissingKey(preset, ENV_VARS.get(preset, ()), KEYRING_SERVICE)
 
 
-def key_source(preset: str, environ: Mapping[str, str] | None = None) -> str:
+def key_source(preset: str, environ: Mapping[str, str] | None = None, base_url: str | None = None) -> str:
     """Where ``get_key`` finds the key of ``preset`` (the keyring or a variable's name), for messages."""
     env = os.environ if environ is None else environ
-    if _from_keyring(preset):
+    if needs_keyring(preset, base_url) and _from_keyring(preset):
         return f"keyring service {KEYRING_SERVICE!r}"
     return next((name for name in ENV_VARS.get(preset, ()) if env.get(name)), "no key")
 
@@ -89,7 +136,7 @@ def key_destination(preset: str, base_url: str, own_url: str | None, environ: Ma
     if own_url is not None and base_url.rstrip("/") == own_url.rstrip("/"):
         return None
     where = f"not to {own_url}" if own_url else "the address given with --base-url"
-    return f"assistant-eval: the {preset} key ({key_source(preset, environ)}) goes to {base_url.rstrip('/')}, {where}"
+    return f"assistant-eval: the {preset} key ({key_source(preset, environ, base_url)}) goes to {base_url.rstrip('/')}, {where}"
 
 
 def missing_key_line(preset: str, base_url: str) -> str | None:
