@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
-from pytest_assistant_eval.stats import median, pass_hat_k, wilson
+from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
 BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back")
@@ -85,8 +85,40 @@ def pair_score(board: ModelBoard, pairs: dict[str, str]) -> tuple[int, int]:
     return right, total
 
 
-def _rate(values: list[bool]) -> str:
-    return format_rate(wilson(sum(values), len(values)))
+@dataclass
+class BoardRow:
+    """One assistant's leaderboard figures, computed once: the terminal table and the HTML report show these."""
+
+    label: str
+    completed: Interval
+    checks: dict[str, Interval]  # truthful and the behaviour checks: share of applicable runs
+    median_time: float | None
+    unsafe: int
+    runs: int
+    pass_k: float | None
+    pass_k_tasks: int
+    pairs_right: int
+    pairs: int
+    user_errors: int
+
+
+def board_order(boards: dict[str, ModelBoard]) -> list[str]:
+    """Completion first, then name: the order of every leaderboard table."""
+    return sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m))
+
+
+def board_rows(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> list[BoardRow]:
+    """Every assistant's figures in ``board_order``."""
+    rows = []
+    for label in board_order(boards):
+        b = boards[label]
+        counts = [(sum(v), len(v)) for v in b.trials.values()]
+        right, total = pair_score(b, pairs)
+        checks = {name: wilson(sum(b.checks.get(name, [])), len(b.checks.get(name, [])))
+                  for name in ("truthful", *BEHAVIOURS)}
+        rows.append(BoardRow(label, wilson(b.passed, b.runs), checks, median(b.times), b.unsafe, b.runs,
+                             pass_hat_k(counts, k), sum(1 for _, n in counts if n >= k), right, total, b.user_error))
+    return rows
 
 
 def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_level: bool = False) -> str:
@@ -95,27 +127,21 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
     Tables are split so that each fits a terminal; an assistant's rows keep the same order
     (completion, then name) in the first two.
     """
-    order = sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m))
+    order = board_order(boards)
     outcome_rows = []
     behaviour_rows = []
-    for label in order:
-        b = boards[label]
-        counts = [(sum(v), len(v)) for v in b.trials.values()]
-        phk = pass_hat_k(counts, k)
-        eligible = sum(1 for _, n in counts if n >= k)
-        right, total = pair_score(b, pairs)
-        med = median(b.times)
+    for row in board_rows(boards, pairs, k):
         outcome_rows.append([
-            label,
-            format_rate(wilson(b.passed, b.runs)),
-            _rate(b.checks.get("truthful", [])),
-            f"{med:.3f} s" if med is not None else "–",
-            f"{b.unsafe} of {b.runs}",
-            f"{phk:.2f} ({eligible} tasks)" if phk is not None else f"– (0 tasks with n≥{k})",
-            f"{right}/{total}",
-            str(b.user_error),
+            row.label,
+            format_rate(row.completed),
+            format_rate(row.checks["truthful"]),
+            f"{row.median_time:.3f} s" if row.median_time is not None else "–",
+            f"{row.unsafe} of {row.runs}",
+            f"{row.pass_k:.2f} ({row.pass_k_tasks} tasks)" if row.pass_k is not None else f"– (0 tasks with n≥{k})",
+            f"{row.pairs_right}/{row.pairs}",
+            str(row.user_errors),
         ])
-        behaviour_rows.append([label, *(_rate(b.checks.get(name, [])) for name in BEHAVIOURS)])
+        behaviour_rows.append([row.label, *(format_rate(row.checks[name]) for name in BEHAVIOURS)])
     outcomes = render_table(
         ["assistant", "tasks completed", "truthful", "median time", "unsafe", f"pass^{k}", "pairs", "user errors"],
         outcome_rows, ["l"] + ["r"] * 7, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
