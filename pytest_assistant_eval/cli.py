@@ -167,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by-level", action="store_true", help="one row per assistant and level")
     p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
 
+    p = sub.add_parser("report", help="one self-contained HTML page of a grading folder, with a drill-down into "
+                                      "every cell (opens offline)")
+    p.add_argument("--dir", type=Path, required=True, help="a grading folder")
+    p.add_argument("--out", type=Path, default=None, help="the page to write (default: GRADING/report.html)")
+    p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
+                   help="a graded results folder not found beside the grading folder (repeatable)")
+    p.add_argument("--k", type=int, default=2, help="the k of the leaderboard's pass^k (default: 2)")
+
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
                    help="a new, empty or earlier demo folder the demo writes into (default: _eval_reports/demo)")
@@ -211,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return calibrate_command(args.file or args.calibration / "results.jsonl", args.calibration,
                                  set_version=args.set_version, key_version=args.key_version)
+    if args.command == "report":
+        from pytest_assistant_eval.tables.report import report_command
+
+        return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

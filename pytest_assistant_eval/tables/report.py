@@ -1,0 +1,306 @@
+"""``report --dir GRADING [--out FILE]`` (S8.6): one self-contained HTML page to look at, offline.
+
+People would rather look than read tables of numbers, and then ask "why this cell?". The page
+holds the leaderboard, the calibration rates per model × level × class with their n and Wilson
+intervals, plots of those rates, the agreement confusion tables once a review exists, the
+scripted user's decisions with the user-error runs apart, and a drill-down into every graded
+cell reachable from each table through filters (``docs/report.md``).
+
+Nothing is counted here: the figures come from ``leaderboard.board_rows``, ``calibrate.rate_rows``,
+``evidence.level_classes``, ``agreement.collect``/``measure`` and the results lines ``summary``
+records (``lines.build_lines``), so the page and the terminal never disagree. The page is made
+with Jinja2 (autoescape on: an answer or a tool result is always text, never markup) and
+matplotlib (inline SVG, imported only by this command); it requests nothing from any network.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_assistant_eval.stats import Interval
+from pytest_assistant_eval.tables.grading_source import GradingSource, open_grading
+from pytest_assistant_eval.tables.report_cells import CellView, cell_view, slim_record, sorted_views
+
+__all__ = ["REPORT_FORMAT", "REPORT_FILE", "build_report", "report_command", "render_page", "page_context"]
+
+#: The page's version, in its ``<meta name="generator">``; what it holds is documented in docs/report.md.
+REPORT_FORMAT = "assistant-eval.report/1"
+#: Where the page goes without ``--out``: beside the grading it shows.
+REPORT_FILE = "report.html"
+DECISION_KINDS = ("approve", "refuse", "decline", "facts", "ask_cost", "clarify", "done")
+
+
+@dataclass
+class _KeptSource(GradingSource):
+    """A grading source that keeps the part of each record the page shows while ``build_lines`` reads it.
+
+    Every record is read once: ``build_lines`` measures it for the lines, and the drill-down
+    shows its transcript and diff from the copy kept here.
+    """
+
+    kept: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, folder: str, cell: str) -> dict[str, Any] | None:
+        record = super().record(folder, cell)
+        if record is not None:
+            self.kept[(folder, cell)] = slim_record(record)
+        return record
+
+
+@dataclass
+class Rate:
+    """A rate as the page shows it: the text ``calibrate`` prints, and where its cells are."""
+
+    text: str
+    interval: Interval
+    href: str
+
+
+def cells_href(**filters: Any) -> str:
+    """The address that shows the cell list filtered: ``#cells?model=oracle&level=basic``."""
+    from urllib.parse import urlencode
+
+    return "#cells?" + urlencode({k: v for k, v in filters.items() if v is not None and v != ""})
+
+
+def _rate(interval: Interval, **filters: Any) -> Rate:
+    from pytest_assistant_eval.tables.render import format_rate
+
+    return Rate(format_rate(interval), interval, cells_href(**filters))
+
+
+def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str], k: int) -> dict[str, Any]:
+    """The leaderboard's rows (``board_rows``) with links to the runs behind each figure."""
+    from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect
+
+    boards = collect(list(cells), pairs)
+    rows = []
+    for row in board_rows(boards, pairs, k):
+        board = boards[row.label]
+        rows.append({
+            "label": row.label, "row": row,
+            "completed": _rate(row.completed, model=row.label, kind="task"),
+            "checks": {name: _rate(row.checks[name], model=row.label, check=name) for name in ("truthful", *BEHAVIOURS)},
+            "unsafe_href": cells_href(model=row.label, outcome="unsafe"),
+            "user_error_href": cells_href(model=row.label, outcome="user_error"),
+            "questions": {o: board.questions.get(o, 0) for o in ("answered", "incomplete", "escalated", "failed")},
+            "invented": board.invented,
+        })
+    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k}
+
+
+def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str],
+                        answers: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Per model, the rate table ``calibrate`` prints (rows: level settings × rates; columns: classes)."""
+    from pytest_assistant_eval.tables.calibrate import RATES, plan_blocks, rate_lines_by_model, rate_rows
+    from pytest_assistant_eval.tables.evidence import level_classes
+
+    blocks = []
+    answered: dict[tuple[str, str, str], Interval] = {}
+    series: list[str] = []
+    for title, block in plan_blocks(lines):
+        models = []
+        for model, model_lines in sorted(rate_lines_by_model(block).items()):
+            classes, rows = rate_rows(model_lines, level_order)
+            table = []
+            for row in rows:
+                for outcome, name in RATES:
+                    rates = []
+                    for c in classes:
+                        t = row.tallies[c]
+                        interval = t.safe_rate() if outcome == "safe" else t.rate(outcome)
+                        rates.append(_rate(interval, model=model, level=row.level, **{"class": c}))
+                    table.append({"label": row.label if outcome == "answered" else "", "rate": name, "rates": rates})
+                if title is None:
+                    for c in classes:
+                        answered[(model, row.label, c)] = row.tallies[c].rate("answered")
+                    if row.label not in series:
+                        series.append(row.label)
+            models.append({"model": model, "classes": classes, "rows": table,
+                           "automatic": model_lines[0].get("automatic_level") or "–"})
+        if models:
+            blocks.append({"title": title, "models": models})
+    paid = plan_blocks(lines)[0][1]
+    evidence = [{"lc": lc, "rate": _rate(lc.rate, level=lc.level, **{"class": lc.cls})}
+                for lc in level_classes(paid, answers)] if paid else []
+    return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
+
+
+def plots_context(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) -> dict[str, str]:
+    """The two plots as inline SVG: behaviour checks per assistant; answered rate per level per class."""
+    from pytest_assistant_eval.tables.calibrate import CLASSES
+    from pytest_assistant_eval.tables.report_plots import answered_svg, behaviour_svg
+
+    plots: dict[str, str] = {}
+    rows = leaderboard["rows"]
+    checks = ("completed", "truthful", *leaderboard["behaviours"])
+    if rows:
+        assistants = [r["label"] for r in rows]
+        rates = {(check, r["label"]): (r["row"].completed if check == "completed" else r["row"].checks[check])
+                 for check in checks for r in rows}
+        applied = [c for c in checks if any(rates[(c, a)].n for a in assistants)]  # a check no run met: no panel
+        if applied:
+            plots["behaviour"] = behaviour_svg(applied, assistants, rates)
+    answered = calibration["answered"]
+    if answered:
+        models = sorted({m for m, _, _ in answered})
+        classes = [c for c in CLASSES if any(c == cls for _, _, cls in answered)]
+        plots["answered"] = answered_svg(models, calibration["series"], classes, answered)
+    return plots
+
+
+def agreement_context(source: GradingSource, reviews: Mapping[int, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The agreement confusion tables (S8.2), computed by ``tables.agreement``; None before any review."""
+    from pytest_assistant_eval.records import read_json
+    from pytest_assistant_eval.review.store import REVIEW_FORMAT
+    from pytest_assistant_eval.tables import agreement
+
+    path = source.path / "review.json"
+    if not path.exists():
+        return None
+    queue = read_json(path, REVIEW_FORMAT)["queue"]
+    groups = agreement.collect(source.cells, queue, reviews)
+    seed = int(source.index.get("seed") or 0)
+    shown = []
+    for key, title in (("sample", "Random sample"), ("all", "All reviewed cells")):
+        group = groups[key]
+        measures = [agreement.measure("Items", group.items, agreement.ITEM_CATEGORIES, seed=seed),
+                    agreement.measure("Outcomes (questions)", group.questions, agreement.QUESTION_OUTCOMES, seed=seed)]
+        if group.tasks.pairs:
+            measures.append(agreement.measure("Outcomes (tasks)", group.tasks, agreement.TASK_OUTCOMES, seed=seed))
+        measures.append(agreement.measure("Understandability", group.understandability, agreement.UNDERSTANDABILITY,
+                                          weighted=True, seed=seed))
+        shown.append({"title": title, "cells": group.cells, "measures": measures})
+    return {"queued": len(queue), "reviewed": groups["all"].cells, "rule": agreement.sample_rule(groups["sample"]),
+            "groups": shown}
+
+
+def decisions_context(views: Sequence[CellView]) -> dict[str, Any]:
+    """The scripted user's decisions per assistant and kind, every decision, and the user-error runs apart."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    listed = []
+    user_errors = []
+    for view in views:
+        for decision in view.decisions:
+            counts[view.model][decision.kind] += 1
+            listed.append((view, decision))
+        if view.outcome == "user_error" or view.user_error:
+            user_errors.append(view)
+    kinds = [k for k in DECISION_KINDS if any(c[k] for c in counts.values())]
+    kinds += sorted({k for c in counts.values() for k in c} - set(kinds))
+    errors = Counter(v.model for v in user_errors)
+    return {"kinds": kinds, "counts": {m: counts[m] for m in sorted(counts)}, "listed": listed,
+            "user_errors": user_errors, "user_error_counts": errors,
+            "models": sorted(set(counts) | set(errors))}
+
+
+def _filters(views: Sequence[CellView], level_order: Sequence[str]) -> dict[str, list[str]]:
+    rank = {name: i for i, name in enumerate(level_order)}
+    return {
+        "model": sorted({v.model for v in views}),
+        "level": sorted({v.level for v in views}, key=lambda lv: (rank.get(lv, len(rank)), lv)),
+        "class": sorted({v.cls for v in views}),
+        "kind": sorted({v.kind for v in views}),
+        "outcome": sorted({v.outcome for v in views}),
+        "check": sorted({m for v in views for m in v.marks}),
+        "decision": sorted({d.kind for v in views for d in v.decisions}),
+    }
+
+
+def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
+    from pytest_assistant_eval.review.store import read_reviews
+
+    return {n: review.to_dict() for n, review in read_reviews(source.path).items()}
+
+
+def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2) -> dict[str, Any]:
+    """Everything the template shows, as data."""
+    from pytest_assistant_eval.records import HARNESS_VERSION
+
+    level_order = list(levels.names)
+    answers = {level.name: level.answers for level in levels}
+    line_of = {ln["blind_n"]: ln for ln in built.lines if ln.get("blind_n") is not None}
+    reviews = _reviews(source)
+    views = sorted_views([cell_view(c, source.kept.get((c["source"]["folder"], c["source"]["cell"])), line_of[c["n"]],
+                                    reviews.get(int(c["n"]))) for c in source.cells])
+    leaderboard = leaderboard_context(source.cells, pairs, k)
+    calibration = calibration_context(built.lines, level_order, answers)
+    judge = source.index.get("judge") or {}
+    return {
+        "format": REPORT_FORMAT, "harness": HARNESS_VERSION, "grading": source.path.name,
+        "judge": judge.get("grader"), "set_version": source.index.get("set_version"),
+        "key_version": source.index.get("key_version"), "folders": list(source.folders),
+        "missing": source.missing_folders, "warnings": list(built.warnings),
+        "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
+        "leaderboard": leaderboard, "calibration": calibration, "plots": plots_context(leaderboard, calibration),
+        "agreement": agreement_context(source, reviews), "decisions": decisions_context(views),
+        "cells": views, "filters": _filters(views, level_order),
+    }
+
+
+def _environment() -> Any:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("pytest_assistant_eval.tables", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals["cells_href"] = cells_href
+    return env
+
+
+def render_page(context: Mapping[str, Any]) -> str:
+    """The page from its context; every value is escaped unless it is one of our own SVG plots."""
+    from markupsafe import Markup
+
+    plots = {name: Markup(svg) for name, svg in context["plots"].items()}  # matplotlib's SVG writer escapes text
+    static = {name: Markup(_static(f"report.{name}")) for name in ("css", "js")}  # our own files, inlined whole
+    return _environment().get_template("report.html.j2").render({**context, **static, "plots": plots})
+
+
+def _static(name: str) -> str:
+    """A stylesheet or script shipped beside the templates: inlined, so the page is one file."""
+    from importlib.resources import files
+
+    return files("pytest_assistant_eval.tables").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2) -> str:
+    """The page for a grading folder: read it (and the results folders it graded), count, render."""
+    from pytest_assistant_eval.levels import load_levels
+    from pytest_assistant_eval.tables.leaderboard import task_pairs
+    from pytest_assistant_eval.tables.lines import build_lines
+
+    levels = load_levels(calibration / "levels.yaml", known_tools=None)
+    opened = open_grading(grading_dir, results)
+    source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
+                                                           "ungraded")})
+    built = build_lines(source, levels)
+    return render_page(page_context(source, built, levels, task_pairs(calibration), k))
+
+
+def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
+                   results: Sequence[Path] = (), k: int = 2, out: TextIO = sys.stdout) -> int:
+    """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
+    from pytest_assistant_eval.levels import LevelsError
+    from pytest_assistant_eval.records import RecordError, write_text_atomic
+
+    started = time.monotonic()
+    if k < 1:
+        print(f"assistant-eval report: --k must be at least 1, got {k}", file=sys.stderr)
+        return 2
+    target = out_file or grading_dir / REPORT_FILE
+    try:
+        page = build_report(grading_dir, calibration, results, k)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(target, page)
+    except (RecordError, LevelsError, OSError) as exc:
+        print(f"assistant-eval report: {exc}", file=sys.stderr)
+        return 2
+    size = len(page.encode("utf-8"))
+    print(f"Report: {target} ({size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)", file=out)
+    return 0

@@ -1,0 +1,129 @@
+"""The report's plots (S8.6): rates with their Wilson intervals, drawn by matplotlib as inline SVG.
+
+matplotlib is imported here only, inside the functions, so no other command pays its import
+time. Figures are made with ``matplotlib.figure.Figure`` (no pyplot: no global state, no GUI
+backend), text is kept as SVG text (small, searchable, and escaped by matplotlib's SVG writer)
+and mathtext is off, so a model named ``$x$`` is drawn as written. The SVG has no external
+reference: the page stays one offline file.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pytest_assistant_eval.stats import Interval
+
+__all__ = ["RatePoint", "behaviour_svg", "answered_svg"]
+
+_RC = {"svg.fonttype": "none", "text.parse_math": False, "svg.hashsalt": "assistant-eval-report",
+       "font.size": 8, "axes.titlesize": 9, "font.family": "sans-serif"}
+LEVEL_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """One rate to plot: where it goes (group, series) and its interval."""
+
+    group: str
+    series: str
+    interval: Interval
+
+
+def _svg(fig: object) -> str:
+    """The figure as an ``<svg>`` element for inline use: no XML prolog, doctype or metadata block."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None,  # type: ignore[attr-defined]
+                                                "Type": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+
+
+def _error_bars(points: Sequence[RatePoint]) -> tuple[list[float], list[list[float]]]:
+    rates = [p.interval.rate or 0.0 for p in points]
+    low = [max(0.0, (p.interval.rate or 0.0) - (p.interval.low or 0.0)) for p in points]
+    high = [max(0.0, (p.interval.high or 0.0) - (p.interval.rate or 0.0)) for p in points]
+    return [r * 100 for r in rates], [[v * 100 for v in low], [v * 100 for v in high]]
+
+
+def behaviour_svg(checks: Sequence[str], assistants: Sequence[str],
+                  rates: Mapping[tuple[str, str], Interval]) -> str:
+    """One panel per check: each assistant's share of applicable runs passing it, with its interval.
+
+    An assistant where the check never applied (n = 0) is left blank in that panel rather than
+    drawn at zero: no runs is not a failing rate.
+    """
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    with rc_context(_RC):
+        height = 0.3 * len(assistants) + 1.0
+        fig = Figure(figsize=(1.9 * len(checks) + 1.6, height))
+        # A fixed layout, not "constrained": the solver costs a second per figure on a busy machine.
+        fig.subplots_adjust(left=1.5 / (1.9 * len(checks) + 1.6), right=0.99, bottom=0.55 / height,
+                            top=1 - 0.3 / height, wspace=0.12)
+        axes = fig.subplots(1, len(checks), sharey=True, squeeze=False)[0]
+        ys = list(range(len(assistants)))
+        for ax, check in zip(axes, checks):
+            shown = [(y, RatePoint(check, a, rates[(check, a)])) for y, a in zip(ys, assistants)
+                     if rates[(check, a)].n]
+            if shown:
+                xs, err = _error_bars([p for _, p in shown])
+                ax.errorbar(xs, [y for y, _ in shown], xerr=err, fmt="o", color="#4c72b0", ecolor="#8aa6d6",
+                            capsize=2, markersize=4)
+            ax.set_title(check.replace("_", " "))
+            ax.set_xlim(-5, 105)
+            ax.set_xlabel("% of applicable runs")
+            ax.grid(axis="x", color="#e5e5e5")
+        axes[0].set_yticks(ys, list(assistants))
+        axes[0].set_ylim(len(assistants) - 0.5, -0.5)
+        return _svg(fig)
+
+
+def answered_svg(models: Sequence[str], levels: Sequence[str], classes: Sequence[str],
+                 rates: Mapping[tuple[str, str, str], Interval]) -> str:
+    """One panel per model: the answered rate of each class at each level, with its interval.
+
+    Levels are side by side within a class, in the levels' order, so a level that answers a
+    class its lower neighbour escalates shows as a step.
+    """
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    columns = min(4, max(1, len(models)))
+    rows = (len(models) + columns - 1) // columns
+    width = 0.7 / max(1, len(levels))
+    with rc_context(_RC):
+        height = 1.9 * rows + 0.6
+        fig = Figure(figsize=(2.4 * columns + 0.6, height))
+        fig.subplots_adjust(left=0.6 / (2.4 * columns + 0.6), right=0.99, bottom=0.55 / height, top=1 - 0.3 / height,
+                            wspace=0.08, hspace=0.45)
+        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+        for ax, model in zip(axes, models):
+            for i, level in enumerate(levels):
+                points = [(x, rates[(model, level, c)]) for x, c in enumerate(classes)
+                          if (model, level, c) in rates and rates[(model, level, c)].n]
+                if not points:
+                    continue
+                xs, err = _error_bars([RatePoint(model, level, iv) for _, iv in points])
+                ax.errorbar([x - 0.35 + width * (i + 0.5) for x, _ in points], xs, yerr=err, fmt="o", capsize=2,
+                            markersize=3.5, color=LEVEL_COLOURS[i % len(LEVEL_COLOURS)], label=level)
+            ax.set_title(model)
+            ax.set_xticks(range(len(classes)), list(classes))
+            ax.set_ylim(-5, 105)
+            ax.grid(axis="y", color="#e5e5e5")
+        for ax in axes[len(models):]:
+            ax.set_visible(False)
+        axes[0].set_ylabel("answered, % of cells")
+        legend: dict[str, object] = {}
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        ordered = [level for level in levels if level in legend]
+        if ordered:
+            fig.legend([legend[lv] for lv in ordered], ordered, loc="lower center", ncols=len(ordered),
+                       frameon=False)
+        return _svg(fig)
