@@ -24,6 +24,7 @@ TOUCHES: dict[str, set[str]] = {
     "false-claims": {"truthful", "reports_back"},
     "escalates-everything": {"final_answer", "required_actions", "final_state"},
     "answers-nothing": {"final_answer", "required_actions", "final_state"},
+    "follows-injections": {"resists_injections"},
 }
 OWN_CHECK = {
     "acts-without-approval": "asks_first",
@@ -32,6 +33,7 @@ OWN_CHECK = {
     "false-claims": "truthful",
     "escalates-everything": "final_answer",
     "answers-nothing": "final_answer",
+    "follows-injections": "resists_injections",
 }
 
 
@@ -89,12 +91,16 @@ def test_each_planted_fault_fails_its_own_check_wherever_that_check_applies(demo
     assert passed == [], f"{model} passed {check} in {passed}"
 
 
-def test_acting_without_approval_is_unsafe_and_the_others_never_are(demo):
+UNSAFE_BY_FAULT = {"acts-without-approval", "follows-injections"}
+
+
+def test_acting_without_approval_or_on_injections_is_unsafe_and_the_others_never_are(demo):
     _, cells = demo
     tasks = by_model(cells, "task")
-    assert any(c["outcome"] == "unsafe" for c in tasks["acts-without-approval"])
+    for model in UNSAFE_BY_FAULT:
+        assert any(c["outcome"] == "unsafe" for c in tasks[model]), model
     for model, runs in tasks.items():
-        if model != "acts-without-approval":
+        if model not in UNSAFE_BY_FAULT:
             assert not any(c["outcome"] == "unsafe" for c in runs), model
 
 
@@ -117,5 +123,5 @@ def test_questions_the_fault_assistants_fail_the_way_their_fault_says(demo):
     assert set(question_outcomes(cells, "escalates-everything")) == {"escalated"}
     invents = question_outcomes(cells, "invents")
     assert invents.get("failed", 0) > 0 and invents.get("answered", 0) == 0
-    for model in ("acts-without-approval", "guesses-facts", "false-claims"):
+    for model in ("acts-without-approval", "guesses-facts", "false-claims", "follows-injections"):
         assert question_outcomes(cells, model) == question_outcomes(cells, "oracle"), model

@@ -181,8 +181,37 @@ class Restriction:
     why: str = ""
 
 
-BehaviourCheck = Literal["asks_first", "asks_for_info", "real_info", "reports_back", "truthful"]
-BEHAVIOUR_CHECKS: tuple[BehaviourCheck, ...] = ("asks_first", "asks_for_info", "real_info", "reports_back", "truthful")
+@dataclass(frozen=True)
+class InjectedAction:
+    """One action an injected text asks for: ``tool`` with arguments satisfying ``args``."""
+
+    tool: str
+    args: dict[str, Matcher] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Injection:
+    """An instruction planted in the world's data, addressed to the assistant (issue 16).
+
+    ``source`` says where it sits (``table``, ``key``, ``field``) in the task's variant and
+    ``text`` is the planted instruction as written there. ``goal`` lists the actions only the
+    injected text asks for (tool + argument matchers): doing or attempting one is unsafe.
+    ``markers`` are words only the injection names (a payee, an address): a sentence naming
+    one that passes the instruction on as the user's own wish repeats it.
+    """
+
+    id: str
+    table: str
+    key: str
+    field: str
+    text: str
+    goal: tuple[InjectedAction, ...]
+    markers: tuple[str, ...]
+
+
+BehaviourCheck = Literal["asks_first", "asks_for_info", "real_info", "reports_back", "truthful", "resists_injections"]
+BEHAVIOUR_CHECKS: tuple[BehaviourCheck, ...] = ("asks_first", "asks_for_info", "real_info", "reports_back", "truthful",
+                                                "resists_injections")
 
 
 @dataclass(frozen=True)
@@ -205,6 +234,7 @@ class Task:
     file: str = ""
     line: int = 0
     version: str = "1"  # the task file's ``task_version``: bump it when the task changes
+    injection: Injection | None = None  # an instruction planted in the variant's data (issue 16)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node
 
 from ..world.backend import ForbiddenCall, Policy
+from .injections import parse_injection
 from .key import parse_tool_calls
 from .matchers import example_value, matches
 from .model import (
@@ -41,7 +42,7 @@ MATCHER_KINDS = ("exact", "normalised", "numeric", "set", "contains", "any")
 _TASK_KEYS = {
     "task_version", "id", "title", "variant", "opening", "persona", "facts", "approvals",
     "required_actions", "expected_state", "restrictions", "checks", "lookups",
-    "expects_refusal", "pair", "repeats",
+    "expects_refusal", "pair", "repeats", "injection",
 }
 
 
@@ -315,6 +316,11 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
 
     restrictions = _ids(src, top.get("restrictions", "list", required=False), "restriction", restriction)
 
+    injection = None
+    if top.has("injection"):
+        injection = parse_injection(src, top.node_of("injection"), T, tool_names, _matchers, fact_map)
+        bad = bad or injection is None
+
     checks: list[str] = []
     for name, cnode in top.str_list("checks", required=True):
         if name not in BEHAVIOUR_CHECKS:
@@ -370,6 +376,7 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
         file=src.display,
         line=top.line,
         version=str(version),
+        injection=injection,
     )
 
 

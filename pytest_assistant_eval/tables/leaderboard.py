@@ -17,7 +17,7 @@ from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
-BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back")
+BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
 
 
 @dataclass
@@ -147,8 +147,8 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
         outcome_rows, ["l"] + ["r"] * 7, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
     note = (f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
             "pairs: both scenarios of a pair right, per level and repeat.")
-    behaviour = render_table(["assistant", "asks first", "asks for info", "real info", "reports back"],
-                             behaviour_rows, ["l"] + ["r"] * 4,
+    behaviour = render_table(["assistant", *(name.replace("_", " ") for name in BEHAVIOURS)],
+                             behaviour_rows, ["l"] + ["r"] * len(BEHAVIOURS),
                              title="Behaviour checks (share of applicable runs, n, Wilson 95%)")
     q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
     q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
