@@ -4,7 +4,8 @@ Builds the grounding world, runs the oracle and every planted-fault assistant ov
 whole calibration set in one pytest run (several models, spread over the cores with
 xdist), grades the records with the offline judge and prints the leaderboard; then a scripted owner
 reviews the queue (answering from the key), so the summary writes agreement.txt and records
-the lines (``--owner none`` leaves the queue to a person and records nothing).
+the lines, and the report page is written beside them (``--owner none`` leaves the queue to a
+person and records nothing).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ DEMO_MARK = ".assistant_eval_demo"
 DEMO_PARTS = ("world", "results", "grading")
 #: The demo's own results file: its lines are the demo's, never calibration/results.jsonl's.
 DEMO_RESULTS_FILE = "results.jsonl"
+#: The demo's report page, beside its results file.
+REPORT_FILE = "report.html"
 
 
 class DemoFolderRefused(Exception):
@@ -43,11 +46,19 @@ def prepare_demo_folder(out: Path) -> None:
                                 "write: choose a new or empty folder for --out (default: _eval_reports/demo)")
     for part in DEMO_PARTS:
         shutil.rmtree(out / part, ignore_errors=True)
-    for name in (DEMO_RESULTS_FILE, DEMO_RESULTS_FILE + ".lock"):
+    for name in (DEMO_RESULTS_FILE, DEMO_RESULTS_FILE + ".lock", REPORT_FILE):
         (out / name).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / DEMO_MARK).write_text("A folder written by 'assistant-eval demo'; the next demo replaces its "
                                  f"{', '.join(DEMO_PARTS)} folders and its {DEMO_RESULTS_FILE}.\n", encoding="utf-8")
+
+
+def write_report(out: Path, calibration: Path, step: str) -> int:
+    """The demo's last step: the page to look at (DEMO/report.html), its path printed."""
+    from pytest_assistant_eval.tables.report import report_command
+
+    print(f"\n{step} Report: one page to open in a browser, offline", flush=True)
+    return report_command(out / "grading", calibration, out / REPORT_FILE)
 
 
 def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scripted") -> int:
@@ -58,12 +69,12 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     except DemoFolderRefused as exc:
         print(f"assistant-eval demo: {exc}", file=sys.stderr)
         return 2
-    print(f"[1/7] Building the grounding world in {out / 'world'} ...", flush=True)
+    print(f"[1/8] Building the grounding world in {out / 'world'} ...", flush=True)
     from pytest_assistant_eval.world.build import build_world
 
     world = build_world(out / "world", calibration / "world")
     results = out / "results"
-    print(f"[2/7] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
+    print(f"[2/8] Running {len(FAULTS)} reference assistants over the calibration set on {workers} worker(s) ...",
           flush=True)
     argv = [sys.executable, "-m", "pytest", "-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
             "--world", str(world), "--out", str(results), "-q", "-n", str(workers)]
@@ -74,14 +85,14 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     if code != 0:
         print(f"assistant-eval demo: the run stopped with exit code {code}", file=sys.stderr)
         return code
-    print("[3/7] Grading with the offline judge scripted:rules ...", flush=True)
+    print("[3/8] Grading with the offline judge scripted:rules ...", flush=True)
     from pytest_assistant_eval.grading.folder import grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
     code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
     if code != 0:
         return code
-    print("[4/7] Leaderboard\n", flush=True)
+    print("[4/8] Leaderboard\n", flush=True)
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
     code = leaderboard_command(out / "grading", calibration)
@@ -90,11 +101,12 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     from pytest_assistant_eval.tables.summary import summary_command
 
     if owner == "none":  # the queued cells wait for a person: nothing is recorded
-        print("\n[5/7] Summary (the queued cells wait for your review: assistant-eval review --dir "
+        print("\n[5/8] Summary (the queued cells wait for your review: assistant-eval review --dir "
               f"{out / 'grading'})\n", flush=True)
-        return summary_command(out / "grading", calibration)
+        code = summary_command(out / "grading", calibration)
+        return code if code != 0 else write_report(out, calibration, "[8/8]")
     # A scripted owner answering from the key: grade -> review -> agreement runs offline (a stand-in, no evidence).
-    print("\n[5/7] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
+    print("\n[5/8] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
 
     code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"))
@@ -102,14 +114,17 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
         return code
     # The demo records into its own file: its reference assistants are no evidence about real models.
     results_file = out / DEMO_RESULTS_FILE
-    print(f"\n[6/7] Summary, recorded in {results_file}; agreement in {out / 'grading' / 'agreement.txt'}\n",
+    print(f"\n[6/8] Summary, recorded in {results_file}; agreement in {out / 'grading' / 'agreement.txt'}\n",
           flush=True)
     code = summary_command(out / "grading", calibration, record=True, results_file=results_file)
     if code != 0:
         return code
-    print("\n[7/7] Calibration\n", flush=True)
+    print("\n[7/8] Calibration\n", flush=True)
     from pytest_assistant_eval.tables.calibrate import calibrate_command
 
     code = calibrate_command(results_file, calibration)
+    if code != 0:
+        return code
+    code = write_report(out, calibration, "[8/8]")
     print(f"\nDemo finished in {time.monotonic() - started:.1f} s; everything is in {out}")
     return code
