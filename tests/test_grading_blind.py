@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
+from pytest_assistant_eval.grading.blind import FAMILIES, Blinder, LeakContext, leaks
 from pytest_assistant_eval.grading.fences import FenceCollision, derive_tag
 from pytest_assistant_eval.grading.judge_request import Leak, build_request
 from pytest_assistant_eval.grading.material import Section
@@ -29,7 +29,9 @@ PLANTED = {
 KIND_WORDS = {"model": "model", "level": "level", "cap": "cap", "time": "time of a run"}
 PLACES = ["Final answer (G01)", "Tool call 1: get_listing", "User message (turn 2)",
           "Item to grade: G01/number:3 (allowed verdicts: right, wrong)"]
-filler = st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,\n0123456789", max_size=80)
+# Ordinary text: random letters, but never a model family's name itself ("haiku", "opus").
+filler = st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,\n0123456789", max_size=80).filter(
+    lambda t: not any(f in t for f in FAMILIES))
 
 
 class MissingBlinder(Blinder):
@@ -98,3 +100,15 @@ def test_the_key_of_a_request_leaves_out_the_cell_number():
     sections = [Section("Final answer (G01)", "It is 350 m.", data=True)]
     a, b = request(sections, n=3), request(sections, n=41)
     assert a.key_sha256 == b.key_sha256 and a.request_sha256 != b.request_sha256
+
+
+def test_an_answer_naming_its_cap_is_blinded_not_refused() -> None:
+    """A real model may say "I reached my limit of 8 tool calls": that names the level's cap,
+    so it is hidden like a level phrase instead of stopping the whole grading."""
+    from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
+
+    text = "I checked every city but reached my limit of 8 tool calls before Gaia."
+    blinded = Blinder(("player",), ("basic", "standard"), (), cap_values=(8, 12)).blind(text)
+    assert "8 tool calls" not in blinded and "[cap]" in blinded
+    context = LeakContext(("player",), ("basic", "standard"), (8, 12), ())
+    assert leaks(text, context) and not leaks(blinded, context)

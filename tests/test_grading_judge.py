@@ -275,7 +275,8 @@ def _plant(folder: Path, cell: str, text: str) -> None:
 def test_a_leak_in_any_cell_sends_nothing_and_names_every_cell(folders, tmp_path):
     record = json.loads((folders[0] / "cells" / "G01__basic__r1.json").read_text())
     _plant(folders[0], "G01__basic__r1", f"(answered at {record['started_at']})")
-    _plant(folders[1], "G11__basic__r1", "I stayed within my limit of 8 tool calls.")
+    # A cap stated in words is blinded ("[cap]"); a setting's own field name cannot be, so it leaks.
+    _plant(folders[1], "G11__basic__r1", "I stayed within max_tool_calls.")
     fake, url, model = judge_fake("openai", Replier())
     with fake, pytest.raises(GradingError) as caught:
         run_judge(folders, tmp_path / "grading", "openai", url, model)
@@ -297,6 +298,16 @@ def test_model_names_level_phrases_and_the_escalation_sentence_are_blinded_not_l
     users = [r.json()["messages"][1]["content"] for r in cell_requests(fake)]
     planted = next(u for u in users if "variant" in u)
     assert "As [assistant] (a [assistant] variant) at [level] I say: [escalation sentence]" in planted
+
+
+def test_a_cap_stated_in_an_answer_is_blinded_and_the_cell_is_graded(folders, tmp_path):
+    _plant(folders[1], "G11__basic__r1", "I stayed within my limit of 8 tool calls.")
+    fake, url, model = judge_fake("openai", Replier())
+    with fake:
+        run_judge(folders, tmp_path / "grading", "openai", url, model)
+    users = [r.json()["messages"][1]["content"] for r in cell_requests(fake)]
+    planted = next(u for u in users if "stayed within" in u)
+    assert "I stayed within my [cap]." in planted
 
 
 # -- --changed -----------------------------------------------------------------------------------

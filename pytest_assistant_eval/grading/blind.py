@@ -18,6 +18,7 @@ from typing import Iterable
 ASSISTANT = "[assistant]"
 LEVEL = "[level]"
 ESCALATION = "[escalation sentence]"
+CAP = "[cap]"
 
 #: Family names of models a judge could recognise; matched as the start of a word, with any
 #: version suffix (gpt-4o-mini, claude-3.5, llama3.1:8b).
@@ -35,6 +36,16 @@ _CUT = re.compile(r"\[\.\.\. ?\d[\d,]* characters cut by the result cap\]")
 # Record fields that hold a run's times. "started_at" and "finished_at" are not among them: the world's
 # background runs have fields of those names, which a tool result shows rightly.
 _TIME_FIELDS = ("conversation_seconds", "stopped_at", "resumed_at", "requests_by_day")
+
+
+def _cap_pattern(cap_values: Iterable[int]) -> re.Pattern[str] | None:
+    """A cap stated with its value: "limit of 8 tool calls", "8 tool calls max", "2000 characters cut"."""
+    values = "|".join(str(v) for v in sorted(set(cap_values), reverse=True))
+    if not values:
+        return None
+    return re.compile(r"(?i)\b" + _CAP_WORDS + r"\s+(?:of\s+)?(?:" + values + r")\s+" + _CAP_UNITS + r"\b"
+                      r"|\b(?:" + values + r")[\s-]+" + _CAP_UNITS + r"\s+" + _CAP_WORDS + r"\b"
+                      r"|\b(?:" + values + r")\s+characters cut\b")
 
 
 def _phrase(texts: Iterable[str]) -> str:
@@ -67,6 +78,7 @@ class Blinder:
             r"|__(?:" + levels + r")__)") if levels else None
         self._sentences = [re.compile(r"(?i)" + r"\s+".join(re.escape(w) for w in s.split()))
                            for s in sorted(self.escalation_sentences, key=len, reverse=True) if s.strip()]
+        self._caps = _cap_pattern(self.cap_values)
 
     def blind(self, text: str) -> str:
         """The text as a judge may see it."""
@@ -78,6 +90,9 @@ class Blinder:
         text = _FAMILY.sub(ASSISTANT, text)
         if self._level_phrases is not None:
             text = self._level_phrases.sub(LEVEL, text)
+        if self._caps is not None:
+            # "I reached my limit of 8 tool calls" tells the level: hidden like a level phrase.
+            text = self._caps.sub(CAP, text)
         return text
 
 
@@ -110,11 +125,8 @@ def leaks(text: str, context: LeakContext) -> list[str]:
         found += [f"names a level ({m.group(0)!r})" for m in blinder._level_phrases.finditer(text)]
     lowered = text.lower()
     found += [f"names a cap ({name})" for name in CAP_FIELDS if name in lowered]
-    if context.cap_values:
-        values = "|".join(str(v) for v in sorted(set(context.cap_values), reverse=True))
-        caps = re.compile(r"(?i)\b" + _CAP_WORDS + r"\s+(?:of\s+)?(?:" + values + r")\s+" + _CAP_UNITS + r"\b"
-                          r"|\b(?:" + values + r")[\s-]+" + _CAP_UNITS + r"\s+" + _CAP_WORDS + r"\b"
-                          r"|\b(?:" + values + r")\s+characters cut\b")
+    caps = _cap_pattern(context.cap_values)
+    if caps is not None:
         found += [f"names a cap ({m.group(0)!r})" for m in caps.finditer(text)]
     found += [f"names the time of a run ({name})" for name in _TIME_FIELDS if name in lowered]
     for stamp in context.times:

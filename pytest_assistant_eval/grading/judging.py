@@ -87,7 +87,8 @@ def make_context(loaded: Loaded, index: dict[str, Any], cases: CaseSet, levels: 
     every = list(levels.levels.values())
     caps = tuple(sorted({v for lv in every for v in (lv.max_tool_calls, lv.max_rounds, lv.max_output_tokens,
                                                       lv.result_cap_chars, lv.context_window)}))
-    blinder = Blinder(tuple(sorted(names)), tuple(levels.names), tuple(lv.escalation_sentence for lv in every))
+    blinder = Blinder(tuple(sorted(names)), tuple(levels.names), tuple(lv.escalation_sentence for lv in every),
+                      cap_values=caps)
     saved = SavedJudgments(options.saved or grading_dir.resolve().parent / "judgments")
     return Context(cases, levels, index["judge"]["grader"], blinder, saved, saved.secret(), tuple(sorted(names)), caps)
 
