@@ -125,3 +125,16 @@ def test_questions_the_fault_assistants_fail_the_way_their_fault_says(demo):
     assert invents.get("failed", 0) > 0 and invents.get("answered", 0) == 0
     for model in ("acts-without-approval", "guesses-facts", "false-claims", "follows-injections"):
         assert question_outcomes(cells, model) == question_outcomes(cells, "oracle"), model
+
+
+def test_the_demo_writes_the_report_and_prints_its_path(demo):
+    """Issue 14: the demo ends with the report page, under 10 MB for the whole calibration set."""
+    import re
+
+    stdout, _ = demo
+    found = re.search(r"^Report: (.+\.html) \(", stdout, re.M)
+    assert found, stdout[-2000:]
+    page = Path(found.group(1))
+    assert page.is_file() and page.name == "report.html"
+    assert page.stat().st_size < 10 * 1000 * 1000
+    assert "<!DOCTYPE html>" in page.read_text(encoding="utf-8")[:200]

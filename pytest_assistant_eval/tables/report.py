@@ -284,7 +284,7 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
-                   results: Sequence[Path] = (), k: int = 2, out: TextIO = sys.stdout) -> int:
+                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
@@ -302,5 +302,5 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         print(f"assistant-eval report: {exc}", file=sys.stderr)
         return 2
     size = len(page.encode("utf-8"))
-    print(f"Report: {target} ({size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)", file=out)
+    print(f"Report: {target} ({size / 1e6:.1f} MB, {time.monotonic() - started:.1f} s)", file=out or sys.stdout)
     return 0
