@@ -132,27 +132,31 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
     return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
 
 
-def plots_context(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) -> dict[str, str]:
-    """The two plots as inline SVG: behaviour checks per assistant; answered rate per level per class."""
+def plot_spec(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) -> dict[str, Any]:
+    """What to plot, as JSON (intervals as [rate, low, high, n]): behaviour checks per assistant; answered
+    rate per level per class. A check no run met gets no panel; no rates, no plot."""
     from pytest_assistant_eval.tables.calibrate import CLASSES
-    from pytest_assistant_eval.tables.report_plots import answered_svg, behaviour_svg
 
-    plots: dict[str, str] = {}
+    def iv(i: Interval) -> list[Any]:
+        return [i.rate, i.low, i.high, i.n]
+
+    spec: dict[str, Any] = {}
     rows = leaderboard["rows"]
     checks = ("completed", "truthful", *leaderboard["behaviours"])
     if rows:
         assistants = [r["label"] for r in rows]
         rates = {(check, r["label"]): (r["row"].completed if check == "completed" else r["row"].checks[check])
                  for check in checks for r in rows}
-        applied = [c for c in checks if any(rates[(c, a)].n for a in assistants)]  # a check no run met: no panel
+        applied = [c for c in checks if any(rates[(c, a)].n for a in assistants)]
         if applied:
-            plots["behaviour"] = behaviour_svg(applied, assistants, rates)
+            spec["behaviour"] = {"checks": applied, "assistants": assistants,
+                                 "rates": [[c, a, iv(i)] for (c, a), i in rates.items() if c in applied]}
     answered = calibration["answered"]
     if answered:
-        models = sorted({m for m, _, _ in answered})
-        classes = [c for c in CLASSES if any(c == cls for _, _, cls in answered)]
-        plots["answered"] = answered_svg(models, calibration["series"], classes, answered)
-    return plots
+        spec["answered"] = {"models": sorted({m for m, _, _ in answered}), "levels": calibration["series"],
+                            "classes": [c for c in CLASSES if any(c == cls for _, _, cls in answered)],
+                            "rates": [[m, lv, c, iv(i)] for (m, lv, c), i in answered.items()]}
+    return spec
 
 
 def agreement_context(source: GradingSource, reviews: Mapping[int, Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -219,8 +223,10 @@ def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
     return {n: review.to_dict() for n, review in read_reviews(source.path).items()}
 
 
-def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2) -> dict[str, Any]:
-    """Everything the template shows, as data."""
+def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2,
+                 plotter: Any = None) -> dict[str, Any]:
+    """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early)."""
+    from pytest_assistant_eval.tables.report_plots import PlotProcess
     from pytest_assistant_eval.records import HARNESS_VERSION
 
     level_order = list(levels.names)
@@ -231,6 +237,9 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
                                     reviews.get(int(c["n"]))) for c in source.cells])
     leaderboard = leaderboard_context(source.cells, pairs, k)
     calibration = calibration_context(built.lines, level_order, answers)
+    plotter = plotter or PlotProcess()
+    spec = plot_spec(leaderboard, calibration)
+    agreement = agreement_context(source, reviews)  # counted while the second process draws
     judge = source.index.get("judge") or {}
     return {
         "format": REPORT_FORMAT, "harness": HARNESS_VERSION, "grading": source.path.name,
@@ -238,8 +247,8 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "key_version": source.index.get("key_version"), "folders": list(source.folders),
         "missing": source.missing_folders, "warnings": list(built.warnings),
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
-        "leaderboard": leaderboard, "calibration": calibration, "plots": plots_context(leaderboard, calibration),
-        "agreement": agreement_context(source, reviews), "decisions": decisions_context(views),
+        "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
+        "decisions": decisions_context(views), "plots": plotter.draw(spec),
         "cells": views, "filters": _filters(views, level_order),
     }
 
@@ -275,12 +284,18 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
     from pytest_assistant_eval.tables.leaderboard import task_pairs
     from pytest_assistant_eval.tables.lines import build_lines
 
-    levels = load_levels(calibration / "levels.yaml", known_tools=None)
-    opened = open_grading(grading_dir, results)
-    source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
-                                                           "ungraded")})
-    built = build_lines(source, levels)
-    return render_page(page_context(source, built, levels, task_pairs(calibration), k))
+    from pytest_assistant_eval.tables.report_plots import PlotProcess
+
+    plotter = PlotProcess()  # matplotlib loads in a second process while this one reads the grading
+    try:
+        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        opened = open_grading(grading_dir, results)
+        source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
+                                                               "ungraded")})
+        built = build_lines(source, levels)
+        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter))
+    finally:
+        plotter.close()
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,

@@ -10,13 +10,17 @@ reference: the page stays one offline file.
 from __future__ import annotations
 
 import io
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_assistant_eval.stats import Interval
 
-__all__ = ["RatePoint", "behaviour_svg", "answered_svg"]
+__all__ = ["RatePoint", "behaviour_svg", "answered_svg", "draw", "PlotProcess", "serve"]
 
 _RC = {"svg.fonttype": "none", "text.parse_math": False, "svg.hashsalt": "assistant-eval-report",
        "font.size": 8, "axes.titlesize": 9, "font.family": "sans-serif"}
@@ -127,3 +131,94 @@ def answered_svg(models: Sequence[str], levels: Sequence[str], classes: Sequence
             fig.legend([legend[lv] for lv in ordered], ordered, loc="lower center", ncols=len(ordered),
                        frameon=False)
         return _svg(fig)
+
+
+# -- drawing in a second process ---------------------------------------------------------------------------------
+#
+# matplotlib's import and first drawing (fonts, metrics) cost about a second; started first, in a
+# fresh interpreter of its own, they overlap reading the grading folder instead of adding to it.
+# The spec and the SVG cross as JSON, intervals as [rate, low, high, n].
+
+
+def _interval(values: Sequence[Any]) -> Interval:
+    return Interval(values[0], values[1], values[2], int(values[3]))
+
+
+def draw(spec: Mapping[str, Any]) -> dict[str, str]:
+    """Every plot of ``spec``: ``behaviour`` (checks, assistants, rates) and ``answered`` (models, levels, classes, rates)."""
+    out: dict[str, str] = {}
+    if "behaviour" in spec:
+        b = spec["behaviour"]
+        out["behaviour"] = behaviour_svg(b["checks"], b["assistants"],
+                                         {(c, a): _interval(v) for c, a, v in b["rates"]})
+    if "answered" in spec:
+        a = spec["answered"]
+        out["answered"] = answered_svg(a["models"], a["levels"], a["classes"],
+                                       {(m, lv, c): _interval(v) for m, lv, c, v in a["rates"]})
+    return out
+
+
+def _warm_up() -> None:
+    """Import matplotlib and draw one small text, so fonts and metrics are loaded before the spec comes."""
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    with rc_context(_RC):
+        fig = Figure(figsize=(1, 1))
+        fig.text(0.5, 0.5, "warm")
+        _svg(fig)
+
+
+def serve() -> None:
+    """The second process: warm up, read one spec from stdin, write its SVGs to stdout as JSON."""
+    _warm_up()
+    spec = json.loads(sys.stdin.buffer.read())
+    sys.stdout.write(json.dumps(draw(spec)))
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment, with the folder this package is imported from first on the path."""
+    import os
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+class PlotProcess:
+    """The plots drawn by a second Python process started at once; drawn here when it cannot help."""
+
+    def __init__(self) -> None:
+        try:
+            self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-c", "from pytest_assistant_eval.tables.report_plots import serve; serve()"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_child_env())
+        except OSError:
+            self._child = None
+
+    def draw(self, spec: Mapping[str, Any]) -> dict[str, str]:
+        if not spec:
+            self.close()
+            return {}
+        child, self._child = self._child, None
+        if child is not None:
+            try:
+                out, _ = child.communicate(json.dumps(spec).encode("utf-8"), timeout=120)
+                if child.returncode == 0:
+                    return dict(json.loads(out))
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                child.kill()
+                child.wait()
+        return draw(json.loads(json.dumps(spec)))  # the same path as the child's, here
+
+    def close(self) -> None:
+        """Stop an unused child (the page had nothing to plot, or failed before plotting)."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.kill()
+            child.wait()
+            for stream in (child.stdin, child.stdout, child.stderr):
+                if stream is not None:
+                    stream.close()
