@@ -24,6 +24,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
     CHECKPOINT_FORMAT,
     RESTART_REASONS,
     changed_tables,
+    CheckpointJournal,
     checkpoint_path,
     read_checkpoint,
     setting_reason,
@@ -631,8 +632,9 @@ class RunSession:
                     else:
                         notes.append(f"{cell.cell_id}: started again: {why}")
                         cp_path.unlink(missing_ok=True)
+                journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted")
                 conversation.before_request = lambda state, request: self._save_checkpoint(
-                    cp_path, cp, state, request, conversation, world, start_state)
+                    journal, cp, state, request, conversation, world, start_state)
                 try:
                     final = conversation.run()
                 except ProviderError as exc:
@@ -671,17 +673,18 @@ class RunSession:
             "seconds_so_far": 0.0, "updated_at": _now(),
         }
 
-    def _save_checkpoint(self, path: Path, cp: dict[str, Any], state: LoopState, request: Any,
+    def _save_checkpoint(self, journal: CheckpointJournal, cp: dict[str, Any], state: LoopState, request: Any,
                          conversation: Conversation, world: Any, start_state: Any) -> None:
         today = self.today()
         cp["requests_by_day"][today] = cp["requests_by_day"].get(today, 0) + 1
         self.requests_sent += 1
         cp["state"] = state.to_dict()
-        # The world changes only through calls that succeed: take a new snapshot only then.
-        log_len = len(world.log)
-        if cp.get("_log_len") != log_len:
+        # The world changes only through writes: take a new snapshot only after one (a lookup,
+        # most calls, changes nothing; a snapshot reads every table).
+        written = world.changes() if hasattr(world, "changes") else len(world.log)
+        if cp.get("_written") != written:
             cp["world_state"] = changed_tables(start_state, world.snapshot())
-            cp["_log_len"] = log_len
+            cp["_written"] = written
         cp["service_log"] = [entry.to_dict() for entry in world.log]
         cp["requests_log"] = list(conversation.requests_log)
         self._file_attempts(cp, conversation)  # the failed attempts of the request just answered
@@ -692,8 +695,8 @@ class RunSession:
         cp["attempts"] = []
         cp["stop"] = None
         cp["updated_at"] = _now()
-        write_checkpoint(path, {k: v for k, v in cp.items() if not k.startswith("_")},
-                         durable=cp["model"]["preset"] != "scripted")
+        # Only what changed since the last request is appended (format 2's journal).
+        journal.write({k: v for k, v in cp.items() if not k.startswith("_")})
 
     def _restore(self, path: Path, cell: CellSpec, spec: ModelSpec, setting_key: dict[str, Any],
                  conversation: Conversation, world: Any) -> tuple[dict[str, Any] | None, str | None]:

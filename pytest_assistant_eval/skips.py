@@ -65,11 +65,13 @@ def skip(results: Path, cell_id: str, reason: str, planned: list[str]) -> str:
         attempts: list[Any] = []
         checkpoint = results / "partial" / f"{cell_id}.json"
         if checkpoint.exists():
+            from pytest_assistant_eval.conversation.checkpoint import load_checkpoint  # a journal since format 2
+
             try:
-                data = read_json(checkpoint)
+                data = load_checkpoint(checkpoint)
                 attempts = list(data.get("attempts") or [])
                 spent = sum((data.get("requests_by_day") or {}).values())
-            except RecordError:
+            except (OSError, ValueError, AttributeError):
                 spent = None
         else:
             spent = 0

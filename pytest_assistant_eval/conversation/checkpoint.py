@@ -1,22 +1,40 @@
 """Checkpoints of a cell's conversation (S4.8): written before every request.
 
-``RESULTS/partial/<cell>.json`` (mode 0600, written atomically) holds everything a
-later ``--resume`` needs to send the same request again: the loop's state, the
-world's changed tables and service log, the pending request's hash, the failed
-attempts, and the requests counted per day. A checkpoint is continued only when it is
-of this format, model, world and level setting and gives the same request byte for
-byte; it is never filled with defaults.
+``RESULTS/partial/<cell>.json`` (mode 0600) holds everything a later ``--resume`` needs
+to send the same request again: the loop's state, the world's changed tables and service
+log, the pending request's hash, the failed attempts, and the requests counted per day. A
+checkpoint is continued only when it is of this format, model, world and level setting and
+gives the same request byte for byte; it is never filled with defaults.
+
+Format 2 is a journal (issue 15): its first line is a whole checkpoint, written atomically
+(temporary file, rename); each later line, appended before a request, holds only what
+changed since the line before it (messages, transcript entries and service calls added,
+fields set). Rewriting and fsyncing the whole conversation before every request cost more
+than the rest of the harness's work per request. A line is appended with one ``write`` and,
+on routes whose requests cost quota or money, one ``fsync``; a killed process leaves a
+whole journal or one torn last line, which the reader drops: a torn line was never
+followed by its request (it is written before the request is sent), so the checkpoint
+before it is the one to continue, exactly as format 1's atomic rename gave. Format 1 (one
+whole JSON object) is still read and continued; the next write makes it a format 2 journal.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic
+from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
-CHECKPOINT_FORMAT = "assistant-eval.checkpoint/1"
+CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
+#: Formats a resume continues: format 1 is the same whole checkpoint, without a journal.
+READABLE_FORMATS = (CHECKPOINT_FORMAT, "assistant-eval.checkpoint/1")
+#: Past this many lines the next write starts the journal again from a whole checkpoint.
+MAX_JOURNAL_LINES = 256
+#: Fields whose dictionaries are compared key by key (each key a list that only grows, mostly).
+NESTED = ("state", "world_state")
 
 RESTART_REASONS = {
     "format": "a checkpoint of another format",
@@ -43,23 +61,160 @@ def checkpoint_path(results: Path, cell_id: str) -> Path:
 
 
 def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
-    """Write atomically (temp file, rename): a killed process leaves the old or the new one.
+    """Write a whole checkpoint atomically (temp file, rename): the old or the new one survives.
 
     ``durable`` also fsyncs the file, so the checkpoint survives a power cut too. The
     runner asks for it on every route whose requests cost quota or money; the built-in
-    ``scripted`` assistants' requests cost nothing, and a disk flush per request would
-    be most of their run time. The folder is not fsynced per request.
+    ``scripted`` assistants' requests cost nothing. The folder is not fsynced per request.
     """
-    write_json_atomic(path, data, mode=0o600, compact=True, redacted=True, sync_dir=False, sync=durable)
+    _write_whole(path, data, durable)
+
+
+def _write_whole(path: Path, data: dict[str, Any], durable: bool) -> str:
+    text = redact(dumps({**data, "format": CHECKPOINT_FORMAT}, compact=True))
+    write_text_atomic(path, text, mode=0o600, sync_dir=False, sync=durable)
+    return text
+
+
+class CheckpointJournal:
+    """Writes one cell's checkpoint: a whole one first, then only what changed, line by line.
+
+    ``written`` mirrors the file as a reader will fold it (redacted, as JSON gives it back),
+    so a field is compared with what was written, not with what the loop holds now.
+    """
+
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
+        self.path = path
+        self.durable = durable
+        self.written: dict[str, Any] | None = None
+        self.lines = 0
+
+    def restart(self) -> None:
+        """The next write is a whole checkpoint (after a resume, a stop, or to drop a torn tail)."""
+        self.written = None
+
+    def write(self, data: dict[str, Any]) -> None:
+        if self.written is None or self.lines >= MAX_JOURNAL_LINES or not self.path.exists():
+            self.written = json.loads(_write_whole(self.path, data, self.durable))
+            self.lines = 1
+            return
+        changes = changes_between(self.written, data)
+        if not changes["set"] and not changes["add"]:
+            return
+        line = redact(dumps({"journal": self.lines, **changes}, compact=True))  # one line, newline-ended
+        try:
+            self._append(line.encode("utf-8"))
+        except BaseException:
+            self.written = None  # whatever reached the file, the next write starts whole
+            raise
+        apply_changes(self.written, json.loads(line))
+        self.lines += 1
+
+    def _append(self, raw: bytes) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            view = memoryview(raw)
+            while view:  # one write in practice; a short write goes on where it stopped
+                view = view[os.write(fd, view):]
+            if self.durable:
+                os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _grown(old: Any, new: Any) -> bool:
+    return isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and new[:len(old)] == old
+
+
+def changes_between(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[Any]]:
+    """``set``: ``[path, value]`` for every field that differs; ``add``: ``[path, items]`` for lists
+    that only grew. Paths are one key, or two for the fields of ``state`` and ``world_state``."""
+    sets: list[Any] = []
+    adds: list[Any] = []
+    for key, value in new.items():
+        if key == "format":
+            continue
+        before = old.get(key, _MISSING)
+        if before == value:
+            continue
+        if key in NESTED and isinstance(value, dict) and isinstance(before, dict):
+            for sub, item in value.items():
+                was = before.get(sub, _MISSING)
+                if was == item:
+                    continue
+                if _grown(was, item):
+                    adds.append([[key, sub], item[len(was):]])
+                else:
+                    sets.append([[key, sub], item])
+            sets.extend([[key, sub], _DELETE] for sub in before if sub not in value)
+        elif _grown(before, value):
+            adds.append([[key], value[len(before):]])
+        else:
+            sets.append([[key], value])
+    sets.extend([[key], _DELETE] for key in old if key not in new and key != "format")
+    return {"set": sets, "add": adds}
+
+
+_MISSING = object()
+#: A field that is gone: written as this marker (no checkpoint field holds it as a value).
+_DELETE = {"$deleted": True}
+
+
+def apply_changes(data: dict[str, Any], line: dict[str, Any]) -> None:
+    """Fold one journal line into the checkpoint it follows."""
+    for path, value in line["set"]:
+        target = data
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        if value == _DELETE:
+            target.pop(path[-1], None)
+        else:
+            target[path[-1]] = value
+    for path, items in line["add"]:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = [*target[path[-1]], *items]
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """The checkpoint a file holds, its journal folded in; ``ValueError`` when it cannot be read.
+
+    A last line that does not parse is a write a killed process never finished: dropped.
+    Any other damage (a line in the middle, a line out of order) makes the file unreadable.
+    """
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    if lines and lines[-1].strip() == b"":
+        lines.pop()
+    if not lines:
+        raise ValueError("empty")
+    data = json.loads(lines[0])
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    for n, text in enumerate(lines[1:], start=1):
+        try:
+            line = json.loads(text)
+        except ValueError:
+            if n == len(lines) - 1:
+                break  # torn by a kill
+            raise
+        if not isinstance(line, dict) or line.get("journal") != n:
+            raise ValueError(f"journal line {n} out of order")
+        try:
+            apply_changes(data, line)
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"journal line {n}: {exc}") from None
+    return data
 
 
 def read_checkpoint(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """The checkpoint's data, or None and why it cannot be continued."""
     try:
-        data = read_json(path)
-    except RecordError:
+        data = load_checkpoint(path)
+    except (OSError, ValueError, UnicodeDecodeError):
         return None, RESTART_REASONS["unreadable"]
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+    if data.get("format") not in READABLE_FORMATS:
         return None, RESTART_REASONS["format"]
     missing = [k for k in REQUIRED if k not in data]
     if missing:

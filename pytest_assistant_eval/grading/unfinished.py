@@ -22,8 +22,10 @@ def checkpoint_place(folder: Path, cell: str) -> str:
     """Where a cell without a record stands."""
     path = folder / "partial" / f"{cell}.json"
     try:
-        pending = (json.loads(path.read_text(encoding="utf-8")) or {}).get("pending") or {}
-    except (OSError, ValueError):
+        from pytest_assistant_eval.conversation.checkpoint import load_checkpoint  # a journal since format 2
+
+        pending = (load_checkpoint(path) or {}).get("pending") or {}
+    except (OSError, ValueError, AttributeError):
         return "(not started)" if not path.exists() else "(unfinished: a checkpoint that does not parse)"
     if not pending:
         return "(unfinished: checkpoint before its first request)"

@@ -97,6 +97,10 @@ class SqliteWorld:
     def snapshot(self) -> State:
         return {table: store.rows(self._conn, table) for table in schema.TABLES}
 
+    def changes(self) -> int:
+        """How many rows every write so far changed: equal counts, equal state (no snapshot needed)."""
+        return self._conn.total_changes
+
     def describe_state(self) -> State:
         return self.snapshot()
 
