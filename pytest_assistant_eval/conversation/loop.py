@@ -129,8 +129,20 @@ def request_body_sha256(request: ChatRequest) -> str:
 def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) -> int:
     """A deterministic estimate (4 characters a token) used for compaction decisions."""
     chars = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
-    chars += sum(len(json.dumps(t.to_dict())) for t in tools)
+    chars += sum(_definition_chars(t) for t in tools)
     return chars // 4 + 4 * len(messages)
+
+
+_DEFINITION_CHARS: dict[int, tuple[Any, int]] = {}
+
+
+def _definition_chars(tool: ToolDefinition) -> int:
+    """A tool definition's length, serialised once per definition: a level's definitions live as
+    long as the process, and the estimate is taken three times per request (issue 15)."""
+    known = _DEFINITION_CHARS.get(id(tool))
+    if known is None or known[0] is not tool:
+        known = _DEFINITION_CHARS[id(tool)] = (tool, len(json.dumps(tool.to_dict())))
+    return known[1]
 
 
 def cap_result(text: str, cap: int) -> tuple[str, bool]:
