@@ -1,0 +1,128 @@
+"""Checkpoint format 2: a journal of what changed before each request (issue 15)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_assistant_eval.conversation.checkpoint import (
+    CHECKPOINT_FORMAT,
+    REQUIRED,
+    CheckpointJournal,
+    load_checkpoint,
+    read_checkpoint,
+)
+
+
+def checkpoint(requests: int) -> dict:
+    messages = [{"role": "system", "content": "instructions " * 200}, {"role": "user", "content": "question"}]
+    for n in range(requests):
+        messages += [{"role": "assistant", "content": "", "tool_calls": [{"id": f"c{n}"}]},
+                     {"role": "tool", "content": f"result {n} " * 100}]
+    data = {key: None for key in REQUIRED}
+    data.update(format=CHECKPOINT_FORMAT, cell="G01__basic__r1", world_state={"contacts": [{"id": "c-1"}]},
+                state={"messages": messages, "turn": 0, "round": requests, "transcript": list(range(requests))},
+                service_log=[{"seq": n + 1} for n in range(requests)], requests_log=[],
+                requests_by_day={"2026-11-30": requests + 1}, pending={"request": requests + 1}, attempts=[],
+                resume={"count": 0, "points": []}, seconds_so_far=0.0)
+    return data
+
+
+def written(path, requests: int) -> CheckpointJournal:
+    journal = CheckpointJournal(path, durable=False)
+    for n in range(requests):
+        journal.write(checkpoint(n))
+    return journal
+
+
+def test_each_request_appends_only_what_changed(tmp_path):
+    path = tmp_path / "G01.json"
+    written(path, 6)
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 6
+    assert json.loads(lines[0])["format"] == CHECKPOINT_FORMAT
+    whole = len(json.dumps(checkpoint(5)))
+    assert all(len(line) < whole / 4 for line in lines[1:]), "a later line holds only the change"
+    later = json.loads(lines[-1])
+    assert later["journal"] == 5
+    assert [path for path, _ in later["add"]] == [["state", "messages"], ["state", "transcript"], ["service_log"]]
+    assert load_checkpoint(path) == checkpoint(5)
+
+
+def test_a_torn_last_line_is_the_request_that_never_left(tmp_path):
+    path = tmp_path / "G01.json"
+    written(path, 4)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-25])  # killed in the middle of the last append
+    data, why = read_checkpoint(path)
+    assert why is None and data == checkpoint(2)
+
+
+def test_a_damaged_line_before_the_last_makes_the_checkpoint_unreadable(tmp_path):
+    path = tmp_path / "G01.json"
+    written(path, 4)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = b"{not json\n"
+    path.write_bytes(b"".join(lines))
+    assert read_checkpoint(path) == (None, "the checkpoint could not be read")
+
+
+def test_a_checkpoint_of_format_1_is_continued_and_its_next_write_makes_it_a_journal(tmp_path):
+    path = tmp_path / "G01.json"
+    old = {**checkpoint(3), "format": "assistant-eval.checkpoint/1"}
+    path.write_text(json.dumps(old))
+    data, why = read_checkpoint(path)
+    assert why is None and data == old
+    journal = CheckpointJournal(path, durable=False)  # a resumed cell starts its journal whole
+    journal.write(checkpoint(4))
+    journal.write(checkpoint(5))
+    assert json.loads(path.read_bytes().splitlines()[0])["format"] == CHECKPOINT_FORMAT
+    assert load_checkpoint(path) == checkpoint(5)
+
+
+def test_a_field_that_changed_in_place_is_set_whole(tmp_path):
+    path = tmp_path / "G01.json"
+    journal = CheckpointJournal(path, durable=False)
+    first = checkpoint(3)
+    journal.write(first)
+    folded = checkpoint(4)
+    folded["state"]["messages"][3]["content"] = "[folded]"  # history compaction rewrites an old result
+    del folded["world_state"]["contacts"]
+    journal.write(folded)
+    assert load_checkpoint(path) == folded
+
+
+def test_nothing_changed_writes_nothing(tmp_path):
+    path = tmp_path / "G01.json"
+    journal = CheckpointJournal(path, durable=False)
+    journal.write(checkpoint(2))
+    size = path.stat().st_size
+    journal.write(checkpoint(2))
+    assert path.stat().st_size == size
+
+
+def test_keys_are_redacted_in_journal_lines_too(tmp_path):
+    path = tmp_path / "G01.json"
+    journal = CheckpointJournal(path, durable=False)
+    journal.write(checkpoint(1))
+    leaking = checkpoint(2)
+    leaking["state"]["messages"][-1]["content"] = "sk-proj-abcdefghijklmnop0123 at /home/someone/x"
+    journal.write(leaking)
+    text = path.read_text()
+    assert "sk-proj-abcdefghijklmnop0123" not in text and "/home/someone" not in text
+    assert "[key]" in load_checkpoint(path)["state"]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("cut", range(1, 40, 3))
+def test_any_cut_of_the_last_append_reads_as_the_checkpoint_before_or_after_it(tmp_path, cut):
+    path = tmp_path / "G01.json"
+    written(path, 3)
+    before = path.read_bytes()
+    CheckpointJournal(path, durable=False)  # (not used: the next write of the same journal appends)
+    journal = written(tmp_path / "other.json", 3)
+    journal.path = path
+    journal.write(checkpoint(3))
+    after = path.read_bytes()
+    path.write_bytes(after[:len(before) + cut])
+    assert load_checkpoint(path) in (checkpoint(2), checkpoint(3))
