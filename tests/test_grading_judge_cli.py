@@ -58,6 +58,9 @@ def test_a_second_grade_ai_on_the_same_folder_is_refused_while_the_first_works(t
 
 def test_an_unfinished_folder_names_each_checkpoint_and_its_printed_resume_command_works(world_dir, tmp_path):
     results = tmp_path / "results"
+    # The usual layout, worlds beside results: the session's world is linked in next to them
+    # (in the shared temporary folder it may sit among more folders than the search looks at).
+    (tmp_path / "worlds").symlink_to(world_dir.parent, target_is_directory=True)
     assert run_eval(world_dir, results, "--model", "scripted:oracle", "--levels", "basic", "--repeats", "1",
                     "-k", "G01 or G11").ret == 0
     (results / "cells" / "G11__basic__r1.json").unlink()
