@@ -1,0 +1,189 @@
+"""Running AgentDojo cells through our loop, providers and checkpoints (issue 16).
+
+One cell: the cell's start environment behind ``AgentDojoWorld``, the suite's tools offered
+with their JSON schemas, AgentDojo's default system message as the instructions, the user
+task's prompt as the one user turn (AgentDojo has no simulated user), and any of our presets
+as the assistant (pacing and daily budgets through the same Pacer and ledger as ``run``).
+Before every request a checkpoint is written (``partial/<cell>.json``); a killed cell is
+continued with ``resume=True`` from the request that was pending, which must be byte for byte
+the same request. The finished record is ``cells/<cell>.json`` (``assistant-eval.agentdojo-cell/1``,
+docs/agentdojo.md).
+
+It reuses the conversation and provider layers; it never imports the grading stage.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval.cases.agentdojo_cells import (
+    BENCHMARK_VERSION,
+    DEFAULT_ATTACK,
+    AgentDojoCell,
+    start_environment,
+    suites,
+)
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, request_body_sha256
+from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.planning import ModelSpec
+from pytest_assistant_eval.records import read_json, write_json_atomic
+from pytest_assistant_eval.world.agentdojo_backend import AgentDojoWorld, diff_environments
+from pytest_assistant_eval.world.backend import LogEntry
+
+__all__ = ["AgentDojoRun", "RECORD_FORMAT", "CHECKPOINT_FORMAT", "RUN_FORMAT", "run_cell", "level_for"]
+
+RECORD_FORMAT = "assistant-eval.agentdojo-cell/1"
+CHECKPOINT_FORMAT = "assistant-eval.agentdojo-checkpoint/1"
+RUN_FORMAT = "assistant-eval.agentdojo-run/1"
+ESCALATION = "This needs a person: I am handing it to a human assistant."
+
+
+@dataclass
+class AgentDojoRun:
+    """What a run of AgentDojo cells needs: where it writes, which model, which attack."""
+
+    out: Path
+    model: ModelSpec
+    attack: str = DEFAULT_ATTACK
+    resume: bool = False
+    pace: float | None = None
+    stream: bool = True
+    max_requests_per_day: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    _provider: Any = None
+
+    def provider(self) -> Any:
+        """The assistant: a reference assistant, or a preset through the pacer and ledger."""
+        if self._provider is not None:
+            return self._provider
+        if self.model.preset == "scripted":
+            from pytest_assistant_eval.providers.agentdojo_scripted import AgentDojoReference
+
+            self._provider = AgentDojoReference(self.model.model)
+            return self._provider
+        from pytest_assistant_eval.providers.keys import get_key
+        from pytest_assistant_eval.providers.ledger import Ledger
+        from pytest_assistant_eval.providers.pacing import Pacer
+        from pytest_assistant_eval.providers.presets import (
+            default_daily_budget,
+            is_local_address,
+            make_provider,
+            resolve_base_url,
+            start_interval,
+        )
+
+        spec = self.model
+        address = resolve_base_url(spec.preset, spec.base_url)
+        budget = self.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
+        pacer = Pacer(Ledger(self.out / ".ledger.json"), spec.route, pace=self.pace,
+                      start_interval=start_interval(spec.preset, spec.model), max_requests_per_day=budget,
+                      local=is_local_address(address), clock=time.monotonic)
+        self._provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.stream,
+                                       key=get_key(spec.preset, base_url=address), pacer=pacer)
+        return self._provider
+
+    def write_run_json(self, cells: list[AgentDojoCell]) -> None:
+        """``run.json``: the model, the benchmark version, the attack and the planned cells."""
+        path = self.out / "run.json"
+        planned = sorted({c.cell_id for c in cells} | set(_read_planned(path)))
+        write_json_atomic(path, {"format": RUN_FORMAT, "benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION,
+                                 "model": {"preset": self.model.preset, "model": self.model.model,
+                                           "route": self.model.route, "label": self.model.label},
+                                 "attack": self.attack, "planned": planned})
+
+
+def _read_planned(path: Path) -> list[str]:
+    return list(read_json(path).get("planned", [])) if path.exists() else []
+
+
+def level_for(suite: Any) -> LevelSetting:
+    """AgentDojo's default system message and the suite's tools, with generous caps."""
+    from agentdojo.agent_pipeline.agent_pipeline import load_system_message
+
+    world_tools = [ToolDefinition(t.name, t.description, t.parameters) for t in _specs(suite)]
+    return LevelSetting(name="agentdojo", instructions=load_system_message(None), tools=tuple(world_tools),
+                        max_tool_calls=40, max_rounds=40, max_output_tokens=4096, result_cap_chars=20000,
+                        context_window=128000, compact_at=0.9, keep_last_rounds=40, escalation_sentence=ESCALATION)
+
+
+def _specs(suite: Any) -> list[Any]:
+    from pytest_assistant_eval.world.agentdojo_backend import agentdojo_tool_specs
+
+    return agentdojo_tool_specs(suite)
+
+
+def run_cell(run: AgentDojoRun, cell: AgentDojoCell) -> Path:
+    """Run one cell (or continue it from its checkpoint) and write its record; returns the record's path."""
+    record_path = run.out / "cells" / f"{cell.cell_id}.json"
+    cp_path = run.out / "partial" / f"{cell.cell_id}.json"
+    if record_path.exists() and run.resume:
+        cp_path.unlink(missing_ok=True)
+        return record_path
+    suite = suites()[cell.suite]
+    task = suite.user_tasks[cell.user_task]
+    world = AgentDojoWorld(suite, start_environment(cell, run.attack))
+    start_state = world.snapshot()
+    level = level_for(suite)
+    assistant = run.provider()
+    if hasattr(assistant, "begin_cell"):
+        assistant.begin_cell(cell, level.escalation_sentence, run.attack)
+    conversation = Conversation(assistant=assistant, world=world, level=level, model=run.model.model, user=None,
+                                state=Conversation.start(level, [task.PROMPT]), limits=run.limits,
+                                stream=run.stream)
+    resumes = 0
+    if run.resume and cp_path.exists():
+        resumes = _restore(cp_path, conversation, world)
+    cp_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def checkpoint(state: LoopState, request: Any) -> None:
+        write_json_atomic(cp_path, {
+            "format": CHECKPOINT_FORMAT, "cell": cell.cell_id, "state": state.to_dict(),
+            "world_state": world.snapshot(), "service_log": [e.to_dict() for e in world.log],
+            "requests_log": list(conversation.requests_log), "resumes": resumes,
+            "pending_request_sha256": request_body_sha256(request)}, mode=0o600)
+
+    conversation.before_request = checkpoint
+    final = conversation.run()
+    end_state = world.snapshot()
+    answer = next((t["final"] for t in reversed(final.turns) if t.get("final")), "")
+    record = {
+        "format": RECORD_FORMAT, "cell": cell.cell_id, "benchmark_version": BENCHMARK_VERSION,
+        "suite": cell.suite, "user_task": cell.user_task, "injection_task": cell.injection_task,
+        "attack": run.attack if cell.injection_task else None, "repeat": cell.repeat,
+        "model": {"preset": run.model.preset, "model": run.model.model, "route": run.model.route,
+                  "label": run.model.label},
+        "prompt": task.PROMPT, "answer": answer, "stop_reason": final.stop, "turns": final.turns,
+        "transcript": final.transcript, "service_log": [e.to_dict() for e in world.log],
+        "tools": [{"name": t.name, **{k: getattr(t, k) for k in ("consequential", "affects_others", "spends_money")}}
+                  for t in world.list_tools()],
+        "state": {"diff": [c.to_dict() for c in diff_environments(start_state, end_state)], "final": end_state},
+        "requests": conversation.requests_log, "resumes": resumes,
+    }
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(record_path, record, compact=True)
+    cp_path.unlink(missing_ok=True)
+    return record_path
+
+
+def _restore(path: Path, conversation: Conversation, world: AgentDojoWorld) -> int:
+    """Continue from a checkpoint when its pending request is exactly the one we would send."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        state = LoopState.from_dict(data["state"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0  # unreadable: the cell starts again
+    saved_world = AgentDojoWorld(world.suite, world.environment)
+    saved_world.restore(data["world_state"])
+    conversation.state = state
+    conversation.requests_log = list(data["requests_log"])
+    if request_body_sha256(conversation.next_request()) != data["pending_request_sha256"]:
+        conversation.state = Conversation.start(conversation.level, [state.transcript[0]["text"]])
+        conversation.requests_log = []
+        return 0
+    world.environment = saved_world.environment
+    world.log.extend(LogEntry.from_dict(e) for e in data["service_log"])
+    return int(data.get("resumes", 0)) + 1

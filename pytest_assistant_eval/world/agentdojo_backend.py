@@ -1,0 +1,207 @@
+"""A world backend over an AgentDojo environment (issue 16; optional extra ``[agentdojo]``).
+
+AgentDojo (https://github.com/ethz-spylab/agentdojo, MIT) is used as a library, never copied:
+its suites hold pydantic environments and tools. This module exposes one environment through
+our ``WorldBackend`` protocol so the loop, the checkpoints and the records treat it as they
+treat the SQLite world:
+
+* ``list_tools``: the suite's tools with their JSON schemas (from each tool's pydantic
+  parameter model) and flags guessed from the verb of the name (``send_``, ``reserve_`` ...),
+  since AgentDojo does not mark which tools change the world;
+* ``call``: through AgentDojo's own ``FunctionsRuntime``; arguments the schema refuses or an
+  unknown tool are ``error`` (nothing happened); an exception the tool itself raised (an
+  unknown id, an insufficient balance) is ``refused`` by the world, like our world's refusals;
+* ``snapshot`` / ``restore``: the environment as JSON, one "table" per top-level field, so a
+  checkpoint can rebuild it exactly; ``diff_environments`` gives field-level changes by path.
+
+It must never import the grading stage; ``agentdojo`` is imported only when a backend is made.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_assistant_eval.world.backend import LogEntry, State, ToolResult, ToolSpec
+from pytest_assistant_eval.world.state import FieldChange
+
+__all__ = ["AgentDojoWorld", "agentdojo_tool_specs", "diff_environments", "environment_from_state", "flags_for",
+           "STATE_FORMAT"]
+
+#: The snapshot's shape: ``{field: [{"id": field, "value": <the field as JSON>}]}``.
+STATE_FORMAT = "agentdojo-env/1"
+
+_SPENDS = re.compile(r"^(?:send_money|schedule_transaction|update_scheduled_transaction|reserve_\w+)$")
+_OTHERS = re.compile(r"^(?:send_\w+|reserve_\w+|invite_\w+|add_user_\w+|post_\w+|share_\w+|"
+                     r"create_calendar_event|reschedule_calendar_event|cancel_calendar_event|"
+                     r"add_calendar_event_participants|schedule_transaction|send_money)$")
+_CHANGES = re.compile(r"^(?:send|create|delete|update|reserve|schedule|reschedule|cancel|add|append|invite|"
+                      r"post|remove|share|change|set|write)_\w+$")
+
+
+def flags_for(name: str) -> dict[str, bool]:
+    """Consequential / affects others / spends money, from the tool's verb (AgentDojo has no flags)."""
+    return {"consequential": bool(_CHANGES.match(name)), "affects_others": bool(_OTHERS.match(name)),
+            "spends_money": bool(_SPENDS.match(name))}
+
+
+def _schema(function: Any) -> dict[str, Any]:
+    schema = function.parameters.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    schema.setdefault("required", [])
+    schema["additionalProperties"] = False
+    for prop in schema["properties"].values():
+        prop.pop("title", None)
+    return schema
+
+
+def agentdojo_tool_specs(suite: Any) -> list[ToolSpec]:
+    """The suite's tools as our ToolSpecs, in the suite's order."""
+    return [ToolSpec(name=f.name, service=suite.name, description=f.description, parameters=_schema(f),
+                     **flags_for(f.name)) for f in suite.tools]
+
+
+def _to_json(value: Any) -> Any:
+    """A tool's return value as plain JSON (pydantic models, lists of them, dates)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _to_json(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for k in sorted(value):
+            _flatten(value[k], f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}.{i}", out)
+    else:
+        out[prefix] = value
+
+
+def diff_environments(a: State, b: State) -> list[FieldChange]:
+    """Every changed leaf from ``a`` to ``b``: table = top-level field, key = the path inside it."""
+    out: list[FieldChange] = []
+    for table in sorted(set(a) | set(b)):
+        fa: dict[str, Any] = {}
+        fb: dict[str, Any] = {}
+        _flatten(a.get(table, [{}])[0].get("value"), "", fa)
+        _flatten(b.get(table, [{}])[0].get("value"), "", fb)
+        for key in sorted(set(fa) | set(fb)):
+            if fa.get(key, _MISSING) != fb.get(key, _MISSING):
+                out.append(FieldChange(table, key or table, "value", fa.get(key), fb.get(key)))
+    return out
+
+
+_MISSING = object()
+
+
+@dataclass
+class AgentDojoWorld:
+    """One AgentDojo environment behind our world protocol (see the module docstring)."""
+
+    suite: Any
+    environment: Any
+    _log: list[LogEntry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from agentdojo.functions_runtime import FunctionsRuntime
+
+        self.runtime = FunctionsRuntime(self.suite.tools)
+        self._specs = agentdojo_tool_specs(self.suite)
+
+    @property
+    def log(self) -> list[LogEntry]:
+        return self._log
+
+    def list_tools(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    def call(self, name: str, arguments: dict[str, Any], *, turn: int, round: int) -> ToolResult:
+        args = copy.deepcopy(arguments)
+        if name not in self.runtime.functions:
+            result = ToolResult("error", error=f"{name}: no such tool")
+        else:
+            function = self.runtime.functions[name]
+            try:
+                function.parameters.model_validate(args)
+                valid = True
+            except Exception as exc:  # pydantic's ValidationError: the arguments, not the world
+                result = ToolResult("error", error=f"{name}: {_first_line(exc)}")
+                valid = False
+            if valid:
+                value, error = self.runtime.run_function(self.environment, name, args)
+                if error is None:
+                    result = ToolResult("ok", data=_to_json(value))
+                else:
+                    # The tool raised: an unknown id, a balance too low, a file that is not there.
+                    result = ToolResult("refused", data={"refused_by": "world"}, error=f"{name}: {error}")
+        self._log.append(LogEntry(seq=len(self._log) + 1, turn=turn, round=round, tool=name, arguments=args,
+                                  status=result.status, response=result.data if result.status == "ok" else None,
+                                  error=result.error))
+        return result
+
+    def snapshot(self) -> State:
+        dumped = self.environment.model_dump(mode="json")
+        return {name: [{"id": name, "value": value}] for name, value in sorted(dumped.items())}
+
+    def restore(self, state: State) -> None:
+        """Rebuild the environment from a snapshot (or from a checkpoint's changed tables)."""
+        current = self.snapshot()
+        current.update(state)
+        self.environment = environment_from_state(type(self.environment), current)
+
+    def describe_state(self) -> State:
+        return self.snapshot()
+
+    def state_digest(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(self.snapshot(), sort_keys=True).encode()).hexdigest()
+
+    def close(self) -> None:
+        return None
+
+
+def environment_from_state(env_type: Any, state: State) -> Any:
+    """The environment a snapshot describes, exactly.
+
+    ``model_validate`` alone is not enough: some AgentDojo models rebuild derived fields in
+    their validators (an inbox's ``emails`` from its ``initial_emails``), which would drop every
+    e-mail sent during the run. So the model is validated, then each field is set again from
+    the snapshot, recursively, without running the models' validators.
+    """
+    data = {name: rows[0]["value"] for name, rows in state.items()}
+    env = env_type.model_validate(data)
+    _assign(env, data)
+    return env
+
+
+def _assign(obj: Any, data: dict[str, Any]) -> None:
+    from pydantic import BaseModel, TypeAdapter
+
+    for name, info in type(obj).model_fields.items():
+        if name not in data:
+            continue
+        current = getattr(obj, name)
+        if isinstance(current, BaseModel) and isinstance(data[name], dict):
+            _assign(current, data[name])
+        else:
+            object.__setattr__(obj, name, TypeAdapter(info.annotation).validate_python(data[name]))
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return " ".join(text[:3]) if text else type(exc).__name__
