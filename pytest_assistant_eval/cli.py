@@ -182,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--owner", choices=("scripted", "none"), default="scripted",
                    help="who reviews the queue: the scripted owner answering from the key (default), or none "
                         "(the queue waits for you; nothing is recorded)")
+    p = sub.add_parser("agentdojo", help="AgentDojo's suites through our loop: run, grade, board, crosscheck "
+                       "(needs the [agentdojo] extra; docs/agentdojo.md)", add_help=False)
+    p.add_argument("agentdojo_args", nargs=argparse.REMAINDER)
+
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
     return parser
@@ -190,8 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "run":
+    if extra and args.command not in ("run", "agentdojo"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "agentdojo":
+        from pytest_assistant_eval.agentdojo_cli import main as agentdojo_main
+
+        return agentdojo_main([*args.agentdojo_args, *extra])
     if args.command == "build":
         return _cmd_build(args)
     if args.command == "run":
