@@ -201,7 +201,7 @@ def decisions_context(views: Sequence[CellView]) -> dict[str, Any]:
     errors = Counter(v.model for v in user_errors)
     return {"kinds": kinds, "counts": {m: counts[m] for m in sorted(counts)}, "listed": listed,
             "user_errors": user_errors, "user_error_counts": errors,
-            "models": sorted(set(counts) | set(errors))}
+            "models": sorted(set(counts) | set(errors) | {v.model for v in views if v.kind == "task"})}
 
 
 def _filters(views: Sequence[CellView], level_order: Sequence[str]) -> dict[str, list[str]]:
