@@ -5,14 +5,24 @@ blind order) and ``cells/<n>.json`` (one graded cell each: the automatic checks'
 the judge's verdicts, the outcome). Every record is read and checked before anything
 is written, so a malformed record or one of another format grades nothing. A cell
 already graded from the same material is skipped when the command runs again.
+
+Records are streamed (issue 15): a folder's records are a :class:`FolderRecords`, read from
+disk one at a time whenever they are gone through and never held. The refusals that need
+every record work from each folder's ``run.json``, its file names, and a first pass that
+reads each record for its format, fields, identity and versions and keeps nothing. Graded
+cells are written without an fsync each and the grading folder is synced once per batch; a
+graded cell that a power cut left unreadable is graded again by the next run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
+import shutil
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +46,7 @@ from pytest_assistant_eval.records import (
     RUN_FORMAT,
     RecordError,
     read_json,
+    remove_stale_temporaries,
     write_json_atomic,
 )
 
@@ -88,31 +99,64 @@ def _case_material(cases: CaseSet, record: dict[str, Any]) -> Any:
     return [repr(dataclasses.replace(e, line=0)) if e is not None else None for e in entries]
 
 
-def load_results(folder: Path, calibration: Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """run.json and every cell record of one results folder, each checked for its format."""
+#: Fields every record must have for grading to read it.
+RECORD_FIELDS = ("cell", "case", "kind", "class", "level", "repeat", "transcript", "service_log", "turns", "state",
+                 "model", "user", "versions", "world")
+#: Graded cells written between two syncs of the grading folder.
+BATCH = 500
+
+
+def read_record(folder: Path, name: str, identity: dict[str, Any]) -> dict[str, Any]:
+    """One record of a results folder, checked for its format, its fields, its name and its folder."""
+    path = folder / "cells" / f"{name}.json"
+    record = read_json(path, CELL_FORMAT)
+    for key in RECORD_FIELDS:
+        if key not in record:
+            raise RecordError(f"{path}: the record has no {key!r}")
+    if record["cell"] != path.stem:
+        raise RecordError(f"{path}: the record is of cell {record['cell']!r}, not {path.stem!r}")
+    _check_belongs(folder, path, identity, record)
+    return record
+
+
+class FolderRecords(Sequence):  # type: ignore[type-arg]
+    """The records of one results folder, read (and checked) from disk each time they are gone
+    through: a pass over 100,000 records holds one at a time (issue 15)."""
+
+    def __init__(self, folder: Path, identity: dict[str, Any], names: list[str]) -> None:
+        self.folder = folder
+        self.identity = identity
+        self.names = names
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for name in self.names:
+            yield read_record(self.folder, name, self.identity)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [read_record(self.folder, name, self.identity) for name in self.names[i]]
+        return read_record(self.folder, self.names[i], self.identity)
+
+
+def load_results(folder: Path, calibration: Path | None = None) -> tuple[dict[str, Any], FolderRecords]:
+    """run.json and the folder's records (read when gone through); an unfinished folder is refused
+    from the names alone."""
     run = read_json(folder / "run.json", RUN_FORMAT)
-    records = []
-    for path in sorted((folder / "cells").glob("*.json")):
-        record = read_json(path, CELL_FORMAT)
-        for key in ("cell", "case", "kind", "class", "level", "repeat", "transcript", "service_log", "turns", "state",
-                    "model", "user", "versions", "world"):
-            if key not in record:
-                raise RecordError(f"{path}: the record has no {key!r}")
-        if record["cell"] != path.stem:
-            raise RecordError(f"{path}: the record is of cell {record['cell']!r}, not {path.stem!r}")
-        _check_belongs(folder, path, run["identity"], record)
-        records.append(record)
+    names = sorted(path.stem for path in (folder / "cells").glob("*.json"))
     # A run of some cells (-k, -m) plans only those; every cell some run of the folder planned must be finished.
     planned = list(dict.fromkeys(c for entry in run["runs"] for c in entry["matrix"]["cells"]))
     from pytest_assistant_eval.skips import read_skips
 
-    have = {r["cell"] for r in records} | set(read_skips(folder))  # a skipped cell is no gap
+    have = set(names) | set(read_skips(folder))  # a skipped cell is no gap
     missing = [c for c in planned if c not in have]
     if missing:
         from pytest_assistant_eval.grading.unfinished import unfinished_message
 
         raise GradingError(unfinished_message(folder, run, missing, calibration))
-    return run, records
+    return run, FolderRecords(folder, run["identity"], names)
 
 
 def _check_belongs(folder: Path, path: Path, identity: dict[str, Any], record: dict[str, Any]) -> None:
@@ -268,20 +312,15 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
 
     check_folders(results, grading_dir)
     cases, levels = load_calibration(calibration or default_calibration_dir())
-    loaded = []
-    for folder in results:
-        run, records = load_results(folder, calibration)
-        for record in records:
-            versions = record["versions"]
-            if versions["set_version"] != cases.questions.set_version or versions["key_version"] != cases.key.key_version:
-                raise GradingError(f"{folder.name}/cells/{record['cell']}.json was asked with question set "
-                                   f"{versions['set_version']} and key {versions['key_version']}; "
-                                   f"this calibration has {cases.questions.set_version} and {cases.key.key_version}")
-        loaded.append((folder, run, records))
+    loaded = [(folder, *load_results(folder, calibration)) for folder in results]  # names and run.json only
     worlds = {run["identity"]["world"] for _, run, _ in loaded}
     if len(worlds) > 1:
         raise GradingError("these results folders were made on different builds of the world; "
                            "they cannot be graded together")
+    if judge != JUDGE_ID:  # a model judge's first pass: every record checked, none kept
+        for folder, _, records in loaded:
+            for record in records:
+                check_versions(folder, record, cases)
     grading_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(grading_dir / ".lock"))
     try:
@@ -291,15 +330,30 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
                            "wait for it to finish and run this command again") from None
     try:
         index = _open_index(loaded, grading_dir, judge, seed, cases, options)
+        created = index.pop("_new", False)
         if options.start_only:
             return {"started": True, "cells": len(index["order"])}
         if judge == JUDGE_ID:
-            return _grade_locked(loaded, grading_dir, index, cases, levels, options)
+            try:
+                return _grade_locked(loaded, grading_dir, index, cases, levels, options,
+                                     calibration or default_calibration_dir())
+            except (GradingError, RecordError):
+                if created:  # a record refused in the pass: this run leaves nothing behind
+                    (grading_dir / "grading.json").unlink(missing_ok=True)
+                raise
         from pytest_assistant_eval.grading.judging import grade_with_model
 
         return grade_with_model(loaded, grading_dir, index, cases, levels, options, out=out)
     finally:
         lock.release()
+
+
+def check_versions(folder: Path, record: dict[str, Any], cases: CaseSet) -> None:
+    versions = record["versions"]
+    if versions["set_version"] != cases.questions.set_version or versions["key_version"] != cases.key.key_version:
+        raise GradingError(f"{folder.name}/cells/{record['cell']}.json was asked with question set "
+                           f"{versions['set_version']} and key {versions['key_version']}; "
+                           f"this calibration has {cases.questions.set_version} and {cases.key.key_version}")
 
 
 def parse_judge(judge: str) -> tuple[str, str]:
@@ -335,7 +389,7 @@ def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]],
                                "give that --judge, or grade into another --dir")
         return index
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-    cells = [{"folder": folder.name, "cell": r["cell"]} for folder, _, records in loaded for r in records]
+    cells = [{"folder": folder.name, "cell": name} for folder, _, records in loaded for name in records.names]
     cells.sort(key=lambda c: (c["folder"], c["cell"]))
     random.Random(seed).shuffle(cells)
     order = [{"n": n, **c} for n, c in enumerate(cells, start=1)]
@@ -345,6 +399,7 @@ def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]],
     if judge != JUDGE_ID:
         index["canary"] = {"n": len(order) + 1}  # never in order: no folder, no rate
     write_json_atomic(index_path, index)
+    index["_new"] = True  # (not written) a refusal before any cell is graded removes it again
     return index
 
 
@@ -382,9 +437,11 @@ def graded_cell(n: int, folder: Path, record: dict[str, Any], material: str, res
 def previous_grade(path: Path, material: str, changed: bool, n: int) -> tuple[bool, list[dict[str, Any]]]:
     """(skip, history) for cell #n: skip an unchanged grade; a changed one stops unless --changed,
     which keeps every earlier grade in ``history`` (S6.4)."""
-    if not path.exists():
+    try:
+        old = read_json(path, GRADED_CELL_FORMAT)
+    except RecordError:
+        # None yet, or one a power cut left torn (cells are synced per batch): grade it (again).
         return False, []
-    old = read_json(path, GRADED_CELL_FORMAT)
     if old["material_sha256"] == material and old.get("outcome") != "waiting":
         return True, []
     if old["material_sha256"] == material:
@@ -396,29 +453,167 @@ def previous_grade(path: Path, material: str, changed: bool, n: int) -> tuple[bo
     return False, [*(old.get("history") or []), kept]
 
 
-def _grade_locked(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path,
+STAGING = ".staging"
+
+
+def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grading_dir: Path,
                   index: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels,
-                  options: JudgeOptions) -> dict[str, Any]:
+                  options: JudgeOptions, calibration: Path | None = None) -> dict[str, Any]:
+    """The offline judge's single pass: each record read, checked and graded once, one at a time.
+
+    Graded cells go to ``GRADING/.staging/`` first and into ``cells/`` only once every record
+    has passed its checks, so a refusal anywhere (a record of another format, of another
+    folder, of another key version) still writes nothing. A run killed before the move leaves
+    staged cells, each the whole grade of a record that passed: the next run moves them in
+    first. The pass runs on the machine's cores (records are independent); the folder is
+    synced once per batch, never once per cell.
+    """
     by_ref = {(o["folder"], o["cell"]): o["n"] for o in index["order"]}
-    graded = skipped = 0
-    for folder, _, records in loaded:
-        for record in records:
-            n = by_ref.get((folder.name, record["cell"]))
+    cells_dir = grading_dir / "cells"
+    staging = grading_dir / STAGING
+    remove_stale_temporaries(cells_dir)  # what a killed run was writing
+    _adopt_staged(staging, cells_dir)
+    staging.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for folder, run, records in loaded:
+        for name in records.names:
+            n = by_ref.get((folder.name, name))
             if n is None:
-                raise GradingError(f"{folder.name}/{record['cell']} is not in this grading folder's blind order")
-            material = material_sha(record, cases, JUDGE_ID)
-            path = grading_dir / "cells" / f"{n}.json"
-            skip, history = previous_grade(path, material, options.changed, n)
-            if skip:
+                raise GradingError(f"{folder.name}/{name} is not in this grading folder's blind order")
+            jobs.append((str(folder), name, n))
+    identities = {str(folder): run["identity"] for folder, run, _ in loaded}
+    graded = skipped = batch = 0
+    try:
+        for status in _graded_cells(jobs, identities, grading_dir, calibration, options.changed, cases, levels):
+            if status == "skipped":
                 skipped += 1
                 continue
-            result = grade_record(record, cases, levels)
-            cell = graded_cell(n, folder, record, material, result)
-            if history:
-                cell["history"] = history
-            write_json_atomic(path, cell)
             graded += 1
+            batch += 1
+            if batch >= BATCH:
+                sync_folder(staging)
+                batch = 0
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # nothing of a refused run is kept
+        raise
+    cells_dir.mkdir(exist_ok=True)
+    _adopt_staged(staging, cells_dir)
+    sync_folder(cells_dir)
     return {"graded": graded, "skipped": skipped}
+
+
+def _adopt_staged(staging: Path, cells_dir: Path) -> None:
+    """Move whole staged cells into ``cells/`` (a run killed after its pass left them)."""
+    if not staging.is_dir():
+        return
+    remove_stale_temporaries(staging)
+    for path in staging.glob("*.json"):
+        cells_dir.mkdir(exist_ok=True)
+        os.replace(path, cells_dir / path.name)
+    try:
+        staging.rmdir()
+    except OSError:
+        pass
+
+
+# -- the pass itself, in worker processes ---------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_start(calibration: str | None, grading_dir: str, identities: dict[str, Any], changed: bool) -> None:
+    from pytest_assistant_eval.planning import load_calibration
+
+    cases, levels = load_calibration(Path(calibration) if calibration else default_calibration_dir())
+    _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed)
+
+
+def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[str], tuple[str, str] | None]:
+    """Grade some cells; (their statuses, or the refusal that stops the run as (class, message))."""
+    statuses = []
+    try:
+        for folder, name, n in chunk:
+            statuses.append(grade_one(Path(folder), name, n, **_WORKER))
+    except (GradingError, RecordError) as exc:
+        return statuses, (type(exc).__name__, str(exc))
+    return statuses, None
+
+
+def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels_mod.Levels, grading_dir: Path,
+              identities: dict[str, Any], changed: bool) -> str:
+    """Read, check and grade one record into the staging folder: ``graded`` or ``skipped``."""
+    record = read_record(folder, name, identities[str(folder)])
+    check_versions(folder, record, cases)
+    material = material_sha(record, cases, JUDGE_ID)
+    skip, history = previous_grade(grading_dir / "cells" / f"{n}.json", material, changed, n)
+    if skip:
+        return "skipped"
+    cell = graded_cell(n, folder, record, material, grade_record(record, cases, levels))
+    if history:
+        cell["history"] = history
+    del record
+    # Whole or absent after a kill (a fixed temporary name: the grading lock is held); synced per batch.
+    target = grading_dir / STAGING / f"{n}.json"
+    tmp = target.with_name(f".{n}.json.tmp")
+    tmp.write_text(json.dumps(cell, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    return "graded"
+
+
+def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,
+                  calibration: Path | None, changed: bool, cases: CaseSet, levels: levels_mod.Levels
+                  ) -> Iterator[str]:
+    """Each job's status, on a pool of the machine's cores when there is enough to share."""
+    workers = int(os.environ.get("ASSISTANT_EVAL_GRADE_WORKERS") or min(os.cpu_count() or 1, 8))
+    chunk = 32
+    if workers < 2 or len(jobs) < 4 * chunk:
+        context = {"cases": cases, "levels": levels, "grading_dir": grading_dir, "identities": identities,
+                   "changed": changed}
+        for folder, name, n in jobs:
+            yield grade_one(Path(folder), name, n, **context)
+        return
+    import multiprocessing
+
+    chunks = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = multiprocessing.get_context(method).Pool(
+        workers, initializer=_worker_start,
+        initargs=(str(calibration) if calibration else None, str(grading_dir), identities, changed))
+    try:
+        for statuses, refusal in pool.imap_unordered(_grade_chunk, chunks):
+            yield from statuses
+            if refusal is not None:
+                kind, message = refusal
+                raise (RecordError if kind == "RecordError" else GradingError)(message)
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def sync_folder(folder: Path) -> None:
+    """One sync for a batch of graded cells: ``syncfs`` of the folder's file system where Linux has
+    it, else every file system (``sync``). A cell a power cut still tears is graded again."""
+    global _SYNCFS
+    if _SYNCFS is None:
+        _SYNCFS = _find_syncfs()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        if _SYNCFS is False or _SYNCFS(fd) != 0:  # type: ignore[operator]
+            os.sync()
+    finally:
+        os.close(fd)
+
+
+_SYNCFS: Any = None
+
+
+def _find_syncfs() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).syncfs  # the process's own libc (find_library spawns ldconfig)
+    except (OSError, AttributeError):
+        return False
 
 
 def read_grading(grading_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
