@@ -184,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the queue waits for you; nothing is recorded)")
     p = sub.add_parser("agentdojo", help="AgentDojo's suites through our loop: run, grade, board, crosscheck "
                        "(needs the [agentdojo] extra; docs/agentdojo.md)", add_help=False)
-    p.add_argument("agentdojo_args", nargs=argparse.REMAINDER)
+    p.add_argument("agentdojo_args", nargs=argparse.REMAINDER,
+                   help="run | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
 
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
