@@ -19,7 +19,7 @@ the day would overspend the budget.
 
 from __future__ import annotations
 
-from pytest_assistant_eval.records import write_bytes_atomic
+from pytest_assistant_eval.records import fsync_dir, write_bytes_atomic
 
 import json
 import os
@@ -75,15 +75,22 @@ class Ledger:
         return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        write_bytes_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        # The folder's fsync (the rename's durability) waits until the lock is released.
+        write_bytes_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"), sync_dir=False)
 
     @contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
-        """The whole ledger under the lock; written back atomically when the block ends without error."""
+        """The whole ledger under the lock; written back atomically when the block ends without error.
+
+        Other workers wait for the read, the write of the (fsynced) new ledger and its rename;
+        the folder is fsynced after the lock is released (issue 15): a rename is atomic either
+        way, and a power cut before that fsync leaves the old ledger, whole.
+        """
         with self.lock:
             data = self._read()
             yield data
             self._write(data)
+        fsync_dir(self.path.parent)
 
     def read(self) -> dict[str, Any]:
         with self.lock:
