@@ -568,6 +568,18 @@ class RunSession:
         """Where cells copy the world: inside --out, so the next run removes what a killed one left."""
         return self.options.out / WORK_DIR
 
+    def _cell_work_dir(self) -> Path:
+        """A new folder for one cell's world copy. Another worker that finishes removes the shared
+        folder when it is empty, possibly between our mkdir and mkdtemp: make it again then."""
+        for _ in range(5):
+            self.work_dir().mkdir(parents=True, exist_ok=True)
+            try:
+                return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+            except FileNotFoundError:
+                continue
+        self.work_dir().mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
         cp_path = self.checkpoint_path(cell)
@@ -610,8 +622,7 @@ class RunSession:
                                              tuple(questions), keys, task))
         _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         started_at = _now()
-        self.work_dir().mkdir(parents=True, exist_ok=True)
-        workdir = Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+        workdir = self._cell_work_dir()
         try:
             world = open_world(self.options.world, variant, workdir, policy)
             try:
