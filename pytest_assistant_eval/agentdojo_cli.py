@@ -1,7 +1,10 @@
 """``assistant-eval agentdojo run|grade|board|crosscheck`` (issue 16; needs the ``[agentdojo]`` extra).
 
-``run`` runs AgentDojo cells for one or more models (one results folder per model under
-``--out``; ``--resume`` continues a killed run from its checkpoints), ``grade`` grades results
+``run`` runs AgentDojo cells for one or more models through pytest with the plugin's
+``--agentdojo`` option, as ``assistant-eval run`` does for our cells (``--out`` is the results
+folder of one model, the parent of one folder per model for several; ``--resume`` continues a
+killed run from its checkpoints; ``-n`` spreads cells over xdist workers; unknown options such as
+``-k`` go to pytest), ``grade`` grades results
 folders with AgentDojo's ``utility()`` / ``security()`` and our checks into one file, ``board``
 prints utility and attack success per model with n and Wilson intervals, and ``crosscheck``
 prints our final-state verdicts against ``utility()`` per suite with every disagreement's cause.
@@ -15,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["main", "MISSING_EXTRA"]
+__all__ = ["main", "MISSING_EXTRA", "pytest_args_for_agentdojo"]
 
 MISSING_EXTRA = ("assistant-eval agentdojo: AgentDojo is not installed; install the extra with "
                  "pip install -e '.[agentdojo]'")
@@ -24,17 +27,20 @@ MISSING_EXTRA = ("assistant-eval agentdojo: AgentDojo is not installed; install 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assistant-eval agentdojo")
     sub = parser.add_subparsers(dest="action", required=True)
-    p = sub.add_parser("run", help="run AgentDojo cells")
+    p = sub.add_parser("run", help="run AgentDojo cells (pytest with the plugin); unknown options go to pytest")
     p.add_argument("--model", action="append", required=True, help="PRESET:MODEL, more than once for several")
-    p.add_argument("--base-url")
-    p.add_argument("--out", type=Path, required=True, help="parent folder: one results folder per model")
+    p.add_argument("--base-url", help="the address of an openai-compatible or ollama server")
+    p.add_argument("--out", type=Path, required=True,
+                   help="results folder, a parent folder (one results folder per model) for several models")
     p.add_argument("--suite", action="append", default=[], help="only these suites (default: all four)")
     p.add_argument("--crossed", action="store_true", help="also cross every user task with every injection task")
     p.add_argument("--cells", nargs="*", default=[], help="only these cell ids (AD-banking-0__r1 ...)")
     p.add_argument("--attack", default=None, help="AgentDojo attack for crossed cells (default: direct)")
     p.add_argument("--resume", action="store_true", help="continue a killed run from its checkpoints")
     p.add_argument("--pace", type=float, default=None, help="seconds between requests to a remote provider")
-    p.add_argument("--max-requests-per-day", type=int, default=None)
+    p.add_argument("--max-requests-per-day", type=int, default=None, help="daily request budget per route")
+    p.add_argument("--repeats", type=int, default=None, help="repeats per cell (default: 1)")
+    p.add_argument("-n", "--workers", default=None, help="xdist workers (a number or 'auto')")
     p = sub.add_parser("grade", help="grade results folders with AgentDojo's utility() and security()")
     p.add_argument("results", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True, help="the grading file to write (JSON)")
@@ -45,14 +51,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    parser = _parser()
+    args, extra = parser.parse_known_args(list(argv))
+    if extra and args.action != "run":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         import agentdojo  # noqa: F401
     except ImportError:
         print(MISSING_EXTRA, file=sys.stderr)
         return 2
     if args.action == "run":
-        return _run(args)
+        import pytest
+
+        return int(pytest.main(pytest_args_for_agentdojo(args, extra)))
     if args.action == "grade":
         from pytest_assistant_eval.grading.agentdojo_grade import grade_folders
 
@@ -66,23 +77,24 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell
-    from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK, all_cells, parse_cell_id
-    from pytest_assistant_eval.planning import ModelSpec
+def pytest_args_for_agentdojo(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
+    """The pytest command line of ``agentdojo run``: the shipped calibration's ini and ``cells.py``
+    with ``--agentdojo``, so every AgentDojo cell runs as a pytest item, as ``run``'s cells do."""
+    from pytest_assistant_eval.paths import default_calibration_dir
 
-    if args.cells:
-        cells = [parse_cell_id(c) for c in args.cells]
-    else:
-        cells = all_cells(crossed=args.crossed, suite_names=tuple(args.suite))
-    for text in args.model:
-        preset, _, model = text.partition(":")
-        spec = ModelSpec(preset, model, args.base_url)
-        run = AgentDojoRun(out=args.out / spec.label, model=spec, attack=args.attack or DEFAULT_ATTACK,
-                           resume=args.resume, pace=args.pace, max_requests_per_day=args.max_requests_per_day)
-        run.out.mkdir(parents=True, exist_ok=True)
-        run.write_run_json(cells)
-        for cell in cells:
-            run_cell(run, cell)
-        print(f"{spec.preset}:{spec.model}: {len(cells)} AgentDojo cell(s) in {run.out}")
-    return 0
+    calibration = default_calibration_dir().resolve()
+    argv = ["-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
+            "--agentdojo", ",".join(args.suite) or "all", "--out", str(Path(args.out).resolve())]
+    for model in args.model:
+        argv += ["--model", model]
+    for cell in args.cells:
+        argv += ["--agentdojo-cell", cell]
+    for name, value in (("--base-url", args.base_url), ("--agentdojo-attack", args.attack), ("--pace", args.pace),
+                        ("--max-requests-per-day", args.max_requests_per_day), ("--repeats", args.repeats),
+                        ("-n", args.workers)):
+        if value is not None:
+            argv += [name, str(value)]
+    for flag, on in (("--agentdojo-crossed", args.crossed), ("--resume", args.resume)):
+        if on:
+            argv.append(flag)
+    return [*argv, *extra, str(calibration / "cells.py")]

@@ -54,6 +54,7 @@ class AgentDojoRun:
     stream: bool = True
     max_requests_per_day: int | None = None
     limits: Limits = field(default_factory=Limits)
+    ledger: Path | None = None  # the run's shared ledger (pytest: --out/.ledger.json); default: out/.ledger.json
     _provider: Any = None
 
     def provider(self) -> Any:
@@ -79,25 +80,26 @@ class AgentDojoRun:
         spec = self.model
         address = resolve_base_url(spec.preset, spec.base_url)
         budget = self.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
-        pacer = Pacer(Ledger(self.out / ".ledger.json"), spec.route, pace=self.pace,
+        pacer = Pacer(Ledger(self.ledger or self.out / ".ledger.json"), spec.route, pace=self.pace,
                       start_interval=start_interval(spec.preset, spec.model), max_requests_per_day=budget,
                       local=is_local_address(address), clock=time.monotonic)
         self._provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.stream,
                                        key=get_key(spec.preset, base_url=address), pacer=pacer)
         return self._provider
 
-    def write_run_json(self, cells: list[AgentDojoCell]) -> None:
-        """``run.json``: the model, the benchmark version, the attack and the planned cells."""
+    def write_run_json(self, cells: list[AgentDojoCell], selection: dict[str, Any] | None = None) -> None:
+        """``run.json``: the model, the benchmark version, the attack and the planned cells (every run's,
+        so a later run of fewer cells never hides an earlier plan); ``selection``: this run's -k/-m."""
         path = self.out / "run.json"
-        planned = sorted({c.cell_id for c in cells} | set(_read_planned(path)))
-        write_json_atomic(path, {"format": RUN_FORMAT, "benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION,
-                                 "model": {"preset": self.model.preset, "model": self.model.model,
-                                           "route": self.model.route, "label": self.model.label},
-                                 "attack": self.attack, "planned": planned})
-
-
-def _read_planned(path: Path) -> list[str]:
-    return list(read_json(path).get("planned", [])) if path.exists() else []
+        earlier = read_json(path) if path.exists() else {}
+        planned = sorted({c.cell_id for c in cells} | set(earlier.get("planned", [])))
+        data = {"format": RUN_FORMAT, "benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION,
+                "model": {"preset": self.model.preset, "model": self.model.model,
+                          "route": self.model.route, "label": self.model.label},
+                "attack": self.attack, "planned": planned}
+        if selection is not None or "selection" in earlier:
+            data["selection"] = selection if selection is not None else earlier["selection"]
+        write_json_atomic(path, data)
 
 
 def level_for(suite: Any) -> LevelSetting:

@@ -60,6 +60,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record CELL as not applicable (skipped by owner) and run nothing; needs --skip-reason")
     group.addoption("--skip-reason", default="", help="why the --skip cells are skipped")
     group.addoption("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
+    group.addoption("--agentdojo", default=None, metavar="SUITES",
+                    help="run AgentDojo's user tasks instead of our cells: comma-separated suites, or 'all' "
+                         "(needs the [agentdojo] extra; no --world; docs/agentdojo.md)")
+    group.addoption("--agentdojo-crossed", action="store_true",
+                    help="with --agentdojo: also every user task crossed with every injection task")
+    group.addoption("--agentdojo-attack", default=None, help="with --agentdojo: the attack of crossed cells (default: direct)")
+    group.addoption("--agentdojo-cell", action="append", default=[], metavar="CELL",
+                    help="with --agentdojo: exactly these cells (AD-banking-0__r1, AD-slack-1-i2__r1; repeatable)")
+
+
+def _agentdojo_session(config: pytest.Config) -> Any:
+    """``--agentdojo``: AgentDojo's cells through the same hooks (agentdojo_session.py)."""
+    try:
+        import agentdojo  # noqa: F401
+    except ImportError:
+        raise pytest.UsageError("--agentdojo needs the extra: pip install -e '.[agentdojo]'") from None
+    from pytest_assistant_eval.agentdojo_session import AgentDojoOptions, AgentDojoSession
+    from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK
+
+    get = config.getoption
+    try:
+        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"))
+    except runner.UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    names = tuple(x.strip() for x in get("agentdojo").split(",") if x.strip() and x.strip() != "all")
+    options = AgentDojoOptions(out=get("out") or Path.cwd() / "_eval_reports" / "agentdojo", models=tuple(models),
+                               suites=names, crossed=get("agentdojo_crossed"), cells=tuple(get("agentdojo_cell")),
+                               attack=get("agentdojo_attack") or DEFAULT_ATTACK, repeats=get("repeats") or 1,
+                               resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
+                               max_requests_per_day=get("max_requests_per_day"))
+    return AgentDojoSession(options)
 
 
 def _options(config: pytest.Config) -> runner.RunOptions:
@@ -114,7 +145,8 @@ def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
 def pytest_configure(config: pytest.Config) -> None:
     for name in ("basic", "standard", "advanced", "lookup", "interpret", "diagnose", "scenario", "task"):
         config.addinivalue_line("markers", f"{name}: assistant-eval cells of this level or class")
-    if config.option.help or config.option.collectonly and config.getoption("world") is None:
+    agentdojo = config.getoption("agentdojo")
+    if config.option.help or config.option.collectonly and config.getoption("world") is None and not agentdojo:
         return
     if config.getoption("skip") or config.getoption("unskip"):
         if hasattr(config, "workerinput"):
@@ -126,9 +158,11 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(_refusal_text(exc)) from None
         pytest.exit("\n".join(lines), returncode=0)
     try:
-        session = runner.RunSession(_options(config))
+        session = _agentdojo_session(config) if agentdojo else runner.RunSession(_options(config))
     except (runner.UsageError, Exception) as exc:  # noqa: BLE001 - every refusal becomes one clear usage error
         raise pytest.UsageError(_refusal_text(exc)) from None
+    for name in getattr(session, "marker_names", ()):
+        config.addinivalue_line("markers", f"{name}: AgentDojo cells of this suite (agentdojo: all of them)")
     for spec in session.models.values():
         config.addinivalue_line("markers", f"{_marker(spec.preset)}: cells of this provider preset")
         config.addinivalue_line("markers", f"{_marker(spec.label)}: cells of this model")

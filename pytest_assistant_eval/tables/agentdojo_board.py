@@ -1,6 +1,8 @@
 """The AgentDojo leaderboard and the cross-check table (issue 16).
 
-Reads only an AgentDojo grading file (``assistant-eval.agentdojo-grading/1``). Per model:
+Reads only an AgentDojo grading file (``assistant-eval.agentdojo-grading/1``); the main
+``leaderboard`` prints the same board (``board_for_grading_folder``) when a grading folder holds
+one as ``agentdojo.json``, so the figures are computed here once. Per model:
 utility (share of cells whose user task AgentDojo's ``utility()`` passes) and attack success
 (share of crossed cells whose injection task's ``security()`` says the attack worked), each
 with its n and a Wilson 95% interval, and our behaviour checks where they applied. The
@@ -11,36 +13,49 @@ cross-check table gives, per suite and model, how often our final-state verdict 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.stats import wilson
+from pytest_assistant_eval.stats import Interval, wilson
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
-__all__ = ["render_board", "render_crosscheck", "crosscheck_rows"]
+__all__ = ["render_board", "render_crosscheck", "crosscheck_rows", "board_rates", "board_for_grading_folder",
+           "GRADING_FOLDER_NAME"]
+
+#: The AgentDojo grading file's name inside a grading folder (``agentdojo grade ... --out GRADING/agentdojo.json``).
+GRADING_FOLDER_NAME = "agentdojo.json"
+#: The board's rates: each a share of the cells where it applies (attack success: crossed cells only).
+RATES = ("utility", "attack_success", "final_state", "real_info", "reports_back")
 
 
-def _rate(values: list[bool]) -> str:
-    return format_rate(wilson(sum(values), len(values)))
-
-
-def render_board(cells: list[dict[str, Any]]) -> str:
+def board_rates(cells: list[dict[str, Any]]) -> dict[str, dict[str, Interval]]:
+    """Per model, each rate as a Wilson 95% interval over the cells where it applies (None: not)."""
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for c in cells:
         by_model[c["model"]].append(c)
-    rows = []
+    out = {}
     for model in sorted(by_model):
-        runs = by_model[model]
-        rows.append([
-            model,
-            _rate([c["utility"] for c in runs]),
-            _rate([c["attack_success"] for c in runs if c["attack_success"] is not None]),
-            _rate([c["final_state"] for c in runs if c["final_state"] is not None]),
-            _rate([c["real_info"] for c in runs if c["real_info"] is not None]),
-            _rate([c["reports_back"] for c in runs if c["reports_back"] is not None]),
-        ])
+        values = {name: [bool(c[name]) for c in by_model[model] if c[name] is not None] for name in RATES}
+        out[model] = {name: wilson(sum(v), len(v)) for name, v in values.items()}
+    return out
+
+
+def render_board(cells: list[dict[str, Any]]) -> str:
+    rows = [[model, *(format_rate(rates[name]) for name in RATES)] for model, rates in board_rates(cells).items()]
     return render_table(["assistant", "utility", "attack success", "final state (ours)", "real info", "reports back"],
                         rows, ["l"] + ["r"] * 5,
                         title="AgentDojo: share of cells, n, Wilson 95% (attack success: crossed cells only)")
+
+
+def board_for_grading_folder(grading_dir: Path) -> str | None:
+    """The AgentDojo board of a grading folder's ``agentdojo.json``; None when it has none."""
+    from pytest_assistant_eval.grading.agentdojo_grade import GRADING_FORMAT
+    from pytest_assistant_eval.records import read_json
+
+    path = Path(grading_dir) / GRADING_FOLDER_NAME
+    if not path.exists():
+        return None
+    return render_board(read_json(path, GRADING_FORMAT)["cells"])
 
 
 def crosscheck_rows(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """``leaderboard`` (S8.5): per assistant, how its task runs went, with n and intervals.
 
 Reads a grading folder only. Every rate is the share of applicable runs, shown with
-its n and a Wilson 95% interval; user-error runs are set apart and counted.
+its n and a Wilson 95% interval; user-error runs are set apart and counted. A grading folder
+with AgentDojo's grading file (``agentdojo.json``, issue 16) also gets AgentDojo's utility and
+attack success per model, from ``tables/agentdojo_board.py``.
 """
 
 from __future__ import annotations
@@ -181,13 +183,21 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     if k < 1:
         print(f"assistant-eval leaderboard: --k must be at least 1, got {k}", file=sys.stderr)
         return 2
+    from pytest_assistant_eval.tables.agentdojo_board import board_for_grading_folder
+
     try:
+        agentdojo = board_for_grading_folder(grading_dir)  # GRADING/agentdojo.json (issue 16)
+        if agentdojo is not None and not (grading_dir / "grading.json").exists():
+            print(agentdojo, file=out)  # a grading folder of AgentDojo cells only
+            return 0
         _, cells, _ = read_graded_cells(grading_dir)
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2
     pairs = task_pairs(calibration)
     print(render(collect(cells, pairs, by_level), pairs, k, by_level), file=out)
+    if agentdojo is not None:
+        print(f"\n{agentdojo}", file=out)
     return 0
 
 
