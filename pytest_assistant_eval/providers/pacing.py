@@ -32,6 +32,7 @@ is the budget's day. Tests inject ``clock`` and ``sleep``.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -103,6 +104,28 @@ def _roll(state: dict[str, Any], at: float) -> None:
     state["rolled_at"] = at
 
 
+def is_bucket(state: Mapping[str, Any]) -> bool:
+    """Whether the answers showed a bucket that refills continuously (see :func:`window_estimate`)."""
+    low, high = state.get("min_bucket"), state.get("max_bucket")
+    return bool(low and high and int(state.get("buckets") or 0) >= 3 and float(high) <= 2.0 * float(low))
+
+
+def fresh_window_spacing(state: Mapping[str, Any], cost: float, window: float) -> float:
+    """The spacing of starts in a window no answer has spoken of since its reset.
+
+    A bucket refills continuously, so ``cost * W / L`` keeps its rate. A fixed or sliding
+    window holds whole requests: 20,000 tokens per 10 s hold ten of 1,900, not 10.5, so
+    starts ``W / 10.5`` apart put an eleventh into some window. With two workers that start
+    is then moved behind the other worker's next booking, and each window loses almost two
+    spacings (93.9% of the binding limit with two workers, 99% with one). ``W / whole``
+    keeps every window at its whole count.
+    """
+    limit = float(state.get("limit") or 0.0)
+    if is_bucket(state) or cost <= 0 or limit <= 0:
+        return cost * window / limit if limit > 0 else 0.0
+    return window / max(1, math.floor(limit / cost + 1e-9))
+
+
 def plan_start(entry: dict[str, Any], need: Need, earliest: float, margin: float) -> float:
     """The earliest start at or after ``earliest`` that every known limit allows; rolls windows it passes."""
     slot = earliest
@@ -123,7 +146,7 @@ def plan_start(entry: dict[str, Any], need: Need, earliest: float, margin: float
                 window = window_estimate(state)
                 target = slot
                 if window and last is not None and cost:
-                    target = last + cost * window / limit * (1.0 + margin)
+                    target = last + fresh_window_spacing(state, cost, window) * (1.0 + margin)
                 if remaining < cost:
                     # A whole window booked since the reset and no answer said when the next one
                     # ends: the spacing keeps the rate, so count a fresh window from here.
@@ -273,6 +296,7 @@ class Pacer:
         # transaction costs a lock, a temporary file and two fsyncs, as much as the request itself.
         self.light = local and max_requests_per_day is None and not self.pace and not self.start_interval
         self._seen: tuple[int, int] | None = None  # the ledger file's (mtime_ns, size) last looked at
+        self._booked_file: tuple[int, int, int] | None = None  # the same, just after this worker's booking
 
     def _ledger_speaks(self) -> bool:
         """A light route: whether the ledger holds something for it that pacing must follow.
@@ -325,11 +349,13 @@ class Pacer:
             slot = plan_start(entry, self._need, slot, self.margin)
             self._booked_at = book(entry, self._need, slot)
             entry["requests_by_day"][day] = used + 1
+        self._booked_file = self._file_state()
         while True:
             wait = slot - self.clock()
-            if wait <= 0:
-                break  # booked for now: nothing learned between booking and sending can be older
-            self.sleep(wait)
+            if wait > 0:
+                self.sleep(wait)
+            elif not self._hold_since_booking(slot):
+                break  # booked for now and no other worker wrote a hold since
             with self.ledger.transaction() as data:
                 entry = Ledger.entry(data, self.route)
                 later = conflicts(entry, self._need, slot)
@@ -338,9 +364,35 @@ class Pacer:
                 unbook(entry, self._need, slot)
                 slot = plan_start(entry, self._need, max(later, self._earliest(entry, self.clock())), self.margin)
                 self._booked_at = book(entry, self._need, slot, again=True)
+            self._booked_file = self._file_state()
         self.last_wait = max(0.0, self.clock() - started_waiting)
         self.waited_total += self.last_wait
         return slot
+
+    def _file_state(self) -> tuple[int, int, int] | None:
+        """The ledger file's identity: every write replaces it with a new file (a new inode)."""
+        try:
+            st = os.stat(self.ledger.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _hold_since_booking(self, slot: float) -> bool:
+        """A start booked for now: whether another worker recorded a hold since, read without the lock.
+
+        The race of two workers at a provider that states nothing before its first 429
+        (OpenRouter): A's 429 is written to the ledger while B's booking for "now" is made, and B
+        would send into the hold. A stat per request finds whether the ledger changed since B's
+        own write; only then is it read (it is only ever replaced whole) and checked.
+        """
+        seen = self._file_state()
+        if seen is None or seen == self._booked_file:
+            return False
+        self._booked_file = seen
+        from pytest_assistant_eval.providers.ledger import read_routes
+
+        entry = read_routes(self.ledger.path).get(self.route)
+        return bool(entry) and conflicts(entry, self._need, slot) is not None
 
     def _earliest(self, entry: Mapping[str, Any], now: float) -> float:
         slot = now
@@ -381,7 +433,8 @@ class Pacer:
             day = utc_day(now)
             entry["rate_limited_by_day"][day] = int(entry["rate_limited_by_day"].get(day, 0)) + 1
             if retry_after is not None and retry_after > 0:
-                entry["not_before"] = max(float(entry.get("not_before") or 0.0), now + retry_after)
+                hold = self._precise_hold(retry_after, observations)
+                entry["not_before"] = max(float(entry.get("not_before") or 0.0), now + hold)
             # The refused request was not served: its booking is given back before the answer is folded in.
             for dim, state in (entry.get("limits") or {}).items():
                 if dim in self._booked_at and state.get("limit"):
@@ -391,6 +444,18 @@ class Pacer:
                 # No stated limit: slow down by half again (at least one second between starts).
                 current = self.spacing(entry)
                 entry["learned_interval"] = min(MAX_LEARNED_INTERVAL, max(current * 1.5, 1.0))
+
+    @staticmethod
+    def _precise_hold(retry_after: float, observations: list[Observation]) -> float:
+        """The hold of a 429: its ``Retry-After``, or the stated reset of the exhausted limit within its rounding.
+
+        ``Retry-After`` is whole seconds rounded up; OpenRouter's ``X-RateLimit-Reset`` is in
+        milliseconds. Holding to the rounded figure starts the next window up to a second late
+        (a 10 s window then holds 18 of its 20).
+        """
+        resets = [o.reset for o in observations if o.remaining is not None and o.remaining < 1 and o.reset is not None]
+        precise = [r for r in resets if retry_after - 1.0 <= r <= retry_after]
+        return min(retry_after, max(precise) + RESET_SLACK) if precise else retry_after
 
     @staticmethod
     def _exhausted(obs: Observation, retry_after: float | None) -> Observation:

@@ -155,3 +155,68 @@ def test_an_answer_from_before_a_reset_already_passed_is_stale(ledger, clock):
     pacer.after_response(openai(0, "0s"))  # a late answer about the old window
     pacer.before_request()
     assert clock.sleeps[-1] < 1.0
+
+
+def test_a_sliding_token_window_is_spaced_by_the_whole_requests_it_holds(ledger, clock):
+    """20,000 tokens per 10 s hold ten requests of 1,900, not 10.5: starts 1 s apart, not 0.95 s.
+
+    At 0.95 s an eleventh start falls into some window; with two workers it was moved behind
+    the other worker's next booking and each window lost almost two spacings (93.9%).
+    """
+    pacer = pacer_for(ledger, clock)
+    need = Need(1700, 200)
+    pacer.before_request(need)
+    pacer.after_response(openai(18100, "10s", limit=20000, dim="tokens"))
+    pacer.after_response(openai(0, "0.5s", limit=20000, dim="tokens"))
+    pacer.before_request(need)  # nothing left until the reset, and then the window's whole count: 10 s / 10
+    pacer.before_request(need)  # no answer since the reset: 1 s again
+    assert clock.sleeps == [pytest.approx(1.0), pytest.approx(1.0)]
+
+
+def test_a_bucket_is_still_spaced_by_its_rate(ledger, clock):
+    """A bucket refills continuously: 1,900 of 20,000 per 10 s is one start every 0.95 s."""
+    pacer = pacer_for(ledger, clock)
+    need = Need(1700, 200)
+    pacer.before_request(need)
+    for remaining, reset in ((18100, "0.95s"), (16200, "1.9s"), (14300, "2.85s")):  # 10 s to refill, each time
+        pacer.after_response(openai(remaining, reset, limit=20000, dim="tokens"))
+    clock.now += 3.0  # full again
+    pacer.before_request(need)
+    pacer.before_request(need)  # no answer since it was full: its rate
+    assert clock.sleeps == [pytest.approx(0.95)]
+
+
+def openrouter_429(clock, seconds):
+    """OpenRouter's 429: its limit, nothing left, the reset in epoch milliseconds."""
+    return {"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": str(int((clock() + seconds) * 1000))}
+
+
+def test_a_start_booked_for_now_is_checked_against_a_429_recorded_before_it_is_sent(tmp_path, clock):
+    """OpenRouter says nothing before its first 429: A's 429 lands in the ledger just after B booked
+    a start for now. B must not send into the hold (it was the third 429 of a two-worker run)."""
+    path = tmp_path / "ledger.json"
+    a, b = pacer_for(Ledger(path), clock), pacer_for(Ledger(path), clock)
+    a.before_request()
+    looked = b._file_state
+    a_learns = [lambda: a.on_rate_limited(7.0, openrouter_429(clock, 6.5))]
+
+    def a_writes_right_after_b_booked():
+        state = looked()  # B's look at the ledger just after its booking
+        while a_learns:
+            a_learns.pop()()
+        return state
+
+    b._file_state = a_writes_right_after_b_booked
+    start = b.before_request()  # booked for now; A's 429 is recorded before B sends
+    assert start == pytest.approx(DAY0 + 6.5 + RESET_SLACK, abs=1e-3)
+    assert clock.sleeps == [pytest.approx(6.5 + RESET_SLACK, abs=1e-3)]
+
+
+def test_a_429_holds_to_its_stated_reset_rather_than_the_rounded_retry_after(ledger, clock):
+    """Retry-After is whole seconds rounded up; the reset in milliseconds starts the window on time."""
+    pacer = pacer_for(ledger, clock)
+    pacer.before_request()
+    pacer.on_rate_limited(7.0, openrouter_429(clock, 6.3))
+    pacer.before_request()
+    assert clock.sleeps == [pytest.approx(6.3 + RESET_SLACK, abs=1e-3)]

@@ -52,7 +52,8 @@ def paced_for(ledger_path: str, preset: str, model: str, base_url: str, seconds:
                              retry=RetryPolicy(max_attempts=3))
     request = ChatRequest(model=model, messages=[Message(role="user", content=text)], tools=[],
                           max_output_tokens=max_output)
-    result: dict[str, Any] = {"ok": 0, "errors": [], "waited": 0.0}
+    result: dict[str, Any] = {"ok": 0, "errors": [], "waited": 0.0, "refusals": []}
+    _time_refusals(pacer, result["refusals"])
     deadline = time.time() + seconds
     try:
         while time.time() < deadline:
@@ -65,3 +66,26 @@ def paced_for(ledger_path: str, preset: str, model: str, base_url: str, seconds:
         provider.close()
     result["waited"] = pacer.waited_total
     return result
+
+
+def _time_refusals(pacer: Any, refusals: list[dict[str, float]]) -> None:
+    """Note per 429 when its request was sent, when the 429 arrived and when its hold was in the ledger.
+
+    The benchmark tells from these which refusals no pacing could have avoided: a request sent
+    before any worker had received the first 429 was on the wire, one sent before the first hold
+    was in the ledger was booked by a worker that could not know of it.
+    """
+    sent = [0.0]
+    before_request, on_rate_limited = pacer.before_request, pacer.on_rate_limited
+
+    def timed_before_request(*args: Any, **kwargs: Any) -> float:
+        slot = before_request(*args, **kwargs)
+        sent[0] = time.time()
+        return slot
+
+    def timed_on_rate_limited(*args: Any, **kwargs: Any) -> None:
+        received = time.time()
+        on_rate_limited(*args, **kwargs)
+        refusals.append({"sent": sent[0], "received": received, "recorded": time.time()})
+
+    pacer.before_request, pacer.on_rate_limited = timed_before_request, timed_on_rate_limited
