@@ -70,15 +70,18 @@ def read_lines(path: Path) -> ResultsFile:
         handle = open(path, "rb")
     except FileNotFoundError:
         return ResultsFile(path, [], [])
-    loads = json.loads
-    with handle:
+    from orjson import loads  # four times the json module's speed on 100,000 lines (README: dependencies)
+
+    from pytest_assistant_eval.tables.digest import no_gc
+
+    with handle, no_gc():
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
                 line = loads(raw)
             except ValueError as exc:
-                raise ResultsFileError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+                raise ResultsFileError(f"{path}:{number}: not a JSON line ({getattr(exc, 'msg', exc)})") from None
             if not isinstance(line, dict):
                 raise ResultsFileError(f"{path}:{number}: a line must be a JSON object")
             if line.get("line_format") != LINE_FORMAT:
