@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.stats import median, percentile
 from pytest_assistant_eval.tables.evidence import (
     STARTING_BARS,
@@ -250,6 +251,7 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
     return "\n\n".join(out)
 
 
+@without_gc
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
                       key_version: str | None = None, out: TextIO = sys.stdout) -> int:
     from pytest_assistant_eval.levels import LevelsError, load_levels

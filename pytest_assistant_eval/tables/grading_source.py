@@ -22,6 +22,67 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.records import GRADED_CELL_FORMAT, GRADING_FORMAT, RUN_FORMAT, RecordError, read_json
+from pytest_assistant_eval.tables.digest import read_digest
+
+#: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
+DIGESTS = ".digests"
+SLIM_CELL_VERSION = "4"
+RECORD_ROW_VERSION = "1"
+#: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
+#: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
+_CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",
+              "conversation_seconds", "outcome", "history", "review")
+_JUDGE_KEEP = ("grader", "route", "deterministic", "unparsed", "to_owner", "understandability")
+
+
+def slim_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a graded cell the tables and the review queue read, and its line part.
+
+    Keys as in the graded cell (``docs/grading.md``), narrowed: ``parts`` keep their outcome,
+    invented numbers and no_answer, ``task`` its final checks, ``items`` only the judged ones (id, kind,
+    settled_by), the judge's verdicts their verdict and confidence. One more key, ``_line``: the
+    cell's part of its results line before any review marker (``lines.line_base``), on which
+    ``lines.line_part`` puts the marker the review gives it.
+    """
+    from pytest_assistant_eval.tables.lines import line_base
+
+    out = {k: cell[k] for k in _CELL_KEEP if k in cell}
+    if isinstance(cell.get("parts"), list):
+        out["parts"] = [{"outcome": p.get("outcome"), "invented_numbers": p.get("invented_numbers", 0),
+                         "no_answer": p.get("no_answer")}
+                        for p in cell["parts"] if isinstance(p, dict)]
+    if isinstance(cell.get("task"), dict):
+        out["task"] = {"final": cell["task"].get("final") or {}}
+    if isinstance(cell.get("items"), list):
+        out["items"] = [{k: i.get(k) for k in ("id", "kind", "settled_by")} for i in cell["items"]
+                        if isinstance(i, dict) and i.get("settled_by") != "check"]
+    judge = cell.get("judge")
+    if isinstance(judge, dict):
+        slim = {k: judge[k] for k in _JUDGE_KEEP if k in judge}
+        verdicts = judge.get("verdicts")
+        if isinstance(verdicts, dict):
+            slim["verdicts"] = {k: ({f: v[f] for f in ("verdict", "confidence") if f in v} if isinstance(v, dict)
+                                    else v) for k, v in verdicts.items()}
+        out["judge"] = slim
+    elif "judge" in cell:
+        out["judge"] = judge
+    try:
+        out["_line"] = line_base(cell)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        out["_line"] = None  # not a whole graded cell: the summary reads the file itself (and says what is wrong)
+    return out
+
+
+def record_row(record: dict[str, Any]) -> dict[str, Any]:
+    """What the tables read of a record: its measured line fields, setting key and, when not applicable, its cell."""
+    from pytest_assistant_eval.tables.lines import measured
+
+    na = None
+    if record.get("status") == "na":
+        na = {k: record.get(k) for k in ("cell", "case", "kind", "class", "level", "repeat", "na_reason",
+                                         "status")}
+        na["_measured"] = measured(record)
+    return {"measured": measured(record), "setting_key": record.get("setting_key"), "na": na}
 
 __all__ = ["GradingSource", "open_grading", "read_graded_cells", "find_results_folder"]
 
@@ -36,6 +97,20 @@ class GradingSource:
     folders: dict[str, Path | None]
     identities: dict[str, dict[str, Any]]
     ungraded: list[dict[str, Any]] = field(default_factory=list)  # blind-order entries with no graded cell yet
+    #: With ``open_grading(slim=True)``: per folder, ``{record file name: record digest row}`` (``record_row``).
+    digests: dict[str, dict[str, Any]] | None = None
+    _graded: dict[str, set[str]] | None = field(default=None, repr=False)
+
+    def record_digest(self, folder: str) -> dict[str, Any]:
+        """``{record file name: record_row(record)}`` of one results folder, through its digest in the grading folder."""
+        if self.digests is None:
+            self.digests = {}
+        if folder not in self.digests:
+            base = self.folders.get(folder)
+            self.digests[folder] = {} if base is None else read_digest(
+                base / "cells", self.path / DIGESTS / f"records-{folder}.jsonl", "records", RECORD_ROW_VERSION,
+                record_row, skip_unreadable=True)
+        return self.digests[folder]
 
     @property
     def missing_folders(self) -> list[str]:
@@ -56,12 +131,26 @@ class GradingSource:
         base = self.folders.get(folder)
         return read_json(base / "run.json", RUN_FORMAT) if base is not None else None
 
+    def graded_names(self) -> dict[str, set[str]]:
+        """The graded cells' names per results folder (once: ``extra_records`` asks for each folder)."""
+        if self._graded is None:
+            self._graded = {}
+            for c in self.cells:
+                self._graded.setdefault(c["source"]["folder"], set()).add(c["source"]["cell"])
+        return self._graded
+
     def extra_records(self, folder: str) -> Iterator[dict[str, Any]]:
         """Records of the folder that are not graded: cells not applicable (``status: na``)."""
         base = self.folders.get(folder)
         if base is None:
             return
-        graded = {c["source"]["cell"] for c in self.cells if c["source"]["folder"] == folder}
+        graded = self.graded_names().get(folder, set())
+        if self.digests is not None:  # slim: the digest row of a record not applicable is the record's fields
+            rows = self.record_digest(folder)
+            for name in sorted(rows):
+                if name[:-5] not in graded and rows[name]["na"] is not None:
+                    yield rows[name]["na"]
+            return
         for path in sorted((base / "cells").glob("*.json")):
             if path.stem in graded:
                 continue
@@ -103,12 +192,31 @@ def find_results_folder(grading_dir: Path, name: str, identity: dict[str, Any],
     return None
 
 
-def read_graded_cells(grading_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """``grading.json``, every graded cell in blind order, and the order entries not graded yet."""
+def read_graded_cells(grading_dir: Path, *, slim: bool = False
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``grading.json``, every graded cell in blind order, and the order entries not graded yet.
+
+    ``slim``: the cells as ``slim_cell`` keeps them, read through the grading folder's digest
+    (one file instead of one per cell; rebuilt from the cells wherever it is missing or stale).
+    """
     index = read_json(grading_dir / "grading.json", GRADING_FORMAT)
     cells: list[dict[str, Any]] = []
     ungraded: list[dict[str, Any]] = []
     folder_cells = grading_dir / "cells"
+    if slim:
+        rows = read_digest(folder_cells, grading_dir / DIGESTS / "cells.jsonl", "graded-cells", SLIM_CELL_VERSION,
+                           slim_cell)
+        for entry in index["order"]:
+            name = f"{entry['n']}.json"
+            cell = rows.get(name)
+            if cell is None:
+                ungraded.append(entry)
+                continue
+            if cell.get("format") != GRADED_CELL_FORMAT:
+                raise RecordError(f"{folder_cells / name}: format {cell.get('format')!r}, "
+                                  f"expected {GRADED_CELL_FORMAT!r}")
+            cells.append(cell)
+        return index, cells, ungraded
     for entry in index["order"]:
         path = folder_cells / f"{entry['n']}.json"
         try:
@@ -123,9 +231,12 @@ def read_graded_cells(grading_dir: Path) -> tuple[dict[str, Any], list[dict[str,
     return index, cells, ungraded
 
 
-def open_grading(grading_dir: Path, results: Sequence[Path] = ()) -> GradingSource:
-    """Read ``grading.json`` and every graded cell, and find the graded results folders."""
-    index, cells, ungraded = read_graded_cells(grading_dir)
+def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool = False) -> GradingSource:
+    """Read ``grading.json`` and every graded cell, and find the graded results folders.
+
+    ``slim``: slim cells and record digests (``docs/digests.md``), for tables that read only their fields.
+    """
+    index, cells, ungraded = read_graded_cells(grading_dir, slim=slim)
     folders: dict[str, Path | None] = {}
     identities: dict[str, dict[str, Any]] = {}
     for folder in index["folders"]:
@@ -134,4 +245,4 @@ def open_grading(grading_dir: Path, results: Sequence[Path] = ()) -> GradingSour
     from pytest_assistant_eval.review.overlay import overlay_reviews
 
     overlay_reviews(grading_dir, cells, index, ungraded)  # the owner's review, when queued (docs/review.md)
-    return GradingSource(grading_dir, index, cells, folders, identities, ungraded)
+    return GradingSource(grading_dir, index, cells, folders, identities, ungraded, {} if slim else None)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
@@ -176,6 +177,7 @@ def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
                               f"counts those with n ≥ {k})")
 
 
+@without_gc
 def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout, *,
                         k: int = 2, by_level: bool = False) -> int:
     from pytest_assistant_eval.tables.grading_source import read_graded_cells
@@ -190,7 +192,7 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         if agentdojo is not None and not (grading_dir / "grading.json").exists():
             print(agentdojo, file=out)  # a grading folder of AgentDojo cells only
             return 0
-        _, cells, _ = read_graded_cells(grading_dir)
+        _, cells, _ = read_graded_cells(grading_dir, slim=True)  # through the digest (docs/digests.md)
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2

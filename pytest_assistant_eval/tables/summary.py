@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.lines import BuiltLines
 from pytest_assistant_eval.tables.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, is_question, setting_label, tally
@@ -22,6 +23,10 @@ from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, is_question, s
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
 
 CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
+#: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
+SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
+                "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
+                "skip_reason", "na_reason")
 
 
 class SummaryRefused(Exception):
@@ -149,6 +154,7 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
         print("\n".join(helpfulness_lines(ratings)), file=out)
 
 
+@without_gc
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
                     results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
     from filelock import FileLock, Timeout
@@ -157,12 +163,12 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
-    from pytest_assistant_eval.tables.results_file import ResultsFileError, append_lines, read_lines
+    from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
 
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        source = open_grading(grading_dir, results)
-        built = build_lines(source, levels)
+        source = open_grading(grading_dir, results, slim=True)  # through the digests (docs/digests.md)
+        built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
     except (RecordError, LevelsError, OSError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
