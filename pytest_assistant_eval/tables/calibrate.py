@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.stats import median, percentile
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.evidence import (
     STARTING_BARS,
     evidence_level,

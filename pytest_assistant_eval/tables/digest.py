@@ -9,10 +9,11 @@ missing, stale, foreign or damaged digest is rebuilt from the files, whoever wro
 grading writer, the review, an older harness), and the tables print the same either way.
 
 Format (``docs/digests.md``): JSON lines; the first is a header
-``{"format": "assistant-eval.digest/1", "kind": ..., "version": ..., "folder": [mtime_ns, inode] | null}``,
-each further line ``["12.json", mtime_ns, size, inode, row]`` (a file replaced by a rename has a new
+``{"format": "assistant-eval.digest/1", "kind": ..., "version": ...}``, each further line ``["12.json", mtime_ns, size, inode, row]`` (a file replaced by a rename has a new
 inode, so a rewrite within one clock tick at the same size is still seen). A header of another
-format, kind or version makes the whole digest stale.
+format, kind or version makes the whole digest stale. Beside it, ``DIGEST.folder`` holds
+``{"folder": [mtime_ns, inode], "digest_inode": ...}``: the folder as it was when the digest was
+last found whole, for that digest file only.
 """
 
 from __future__ import annotations
@@ -81,14 +82,15 @@ def _header(kind: str, version: str) -> dict[str, Any]:
 Rows = dict[str, list[Any]]  # name -> [name, mtime_ns, size, ino, row]
 
 
-def _load(path: Path, header: dict[str, Any]) -> tuple[Rows, Any]:
-    """The digest's rows and its folder stamp; nothing when it is missing, foreign or damaged."""
+def _load(path: Path, header: dict[str, Any]) -> tuple[Rows, int | None]:
+    """The digest's rows and the inode of the file they were read from; nothing when missing, foreign or damaged."""
     rows: Rows = {}
     try:
         handle = open(path, "rb")
     except OSError:
         return rows, None
     with handle:
+        inode = os.fstat(handle.fileno()).st_ino
         try:
             head = loads(handle.readline())
             if not isinstance(head, dict) or {k: head.get(k) for k in header} != header:
@@ -98,23 +100,54 @@ def _load(path: Path, header: dict[str, Any]) -> tuple[Rows, Any]:
                 rows[entry[0]] = entry
         except (ValueError, IndexError, KeyError, TypeError):
             return {}, None  # damaged (a crash mid-write cannot do this: it is written aside and renamed)
-    return rows, head.get("folder")
+    return rows, inode
 
 
-def _write(path: Path, header: dict[str, Any], stamp: Any, rows: Rows) -> None:
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".folder")
+
+
+def _read_stamp(path: Path, digest_inode: int | None) -> Any:
+    """The folder stamp ``[mtime_ns, inode]`` saved beside the digest, if it was saved for the digest file read."""
+    try:
+        saved = loads(_stamp_path(path).read_bytes())
+        return saved["folder"] if saved["digest_inode"] == digest_inode else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save_stamp(path: Path, stamp: Any, digest_inode: int | None) -> None:
+    """Save (or, with no stamp or no digest, remove) the folder stamp of the digest file with inode ``digest_inode``."""
+    target = _stamp_path(path)
+    try:
+        if stamp is None or digest_inode is None:
+            target.unlink(missing_ok=True)
+            return
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps({"folder": stamp, "digest_inode": digest_inode}))
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+def _write(path: Path, header: dict[str, Any], rows: Rows) -> int | None:
+    """Write the digest aside and rename it over the old one; its inode, or None when the folder is read-only."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
-            handle.write(orjson.dumps({**header, "folder": stamp}) + b"\n")
+            handle.write(orjson.dumps(header) + b"\n")
             dumps = orjson.dumps
             handle.write(b"".join(dumps(entry) + b"\n" for entry in rows.values()))
+            inode = os.fstat(handle.fileno()).st_ino
         os.replace(tmp, path)  # no fsync: a digest lost to a power cut is rebuilt from the files
+        return inode
     except OSError:
         try:
             tmp.unlink()
         except OSError:
             pass  # a read-only folder: the tables still print, from the files, every time
+        return None
 
 
 def read_digest(folder: Path, digest: Path, kind: str, version: str,
@@ -134,19 +167,20 @@ def read_digest(folder: Path, digest: Path, kind: str, version: str,
 
 def _read_digest(folder: Path, digest: Path, header: dict[str, Any], derive: Callable[[dict[str, Any]], Any],
                  skip_unreadable: bool) -> dict[str, Any]:
-    cached, stamp = _load(digest, header)
+    cached, loaded_inode = _load(digest, header)
+    stamp = _read_stamp(digest, loaded_inode) if cached else None
     try:
         st = os.stat(folder)
     except FileNotFoundError:
         if cached:
-            _write(digest, header, None, {})
+            _write(digest, header, {})
         return {}
     now_stamp = [st.st_mtime_ns, st.st_ino]
     if stamp is not None and stamp == now_stamp:
         return {name: entry[4] for name, entry in cached.items()}
     trusted = time.time_ns() - st.st_mtime_ns > RACY_NS
     rows: Rows = {}
-    changed = stamp != (now_stamp if trusted else None)
+    changed = False
     with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
@@ -175,5 +209,8 @@ def _read_digest(folder: Path, digest: Path, header: dict[str, Any], derive: Cal
             rows[name] = [name, fst.st_mtime_ns, fst.st_size, fst.st_ino, derive(doc)]
             changed = True
     if changed or len(rows) != len(cached):
-        _write(digest, header, now_stamp if trusted else None, rows)
+        inode = _write(digest, header, rows)
+    else:
+        inode = loaded_inode  # the digest read above, found whole for this folder
+    _save_stamp(digest, now_stamp if trusted else None, inode)
     return {name: entry[4] for name, entry in rows.items()}

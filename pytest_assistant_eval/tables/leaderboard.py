@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
 BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
