@@ -17,8 +17,8 @@ from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
 from pytest_assistant_eval.cases.model import Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
-from pytest_assistant_eval.reading.quantities import find_quantities
-from pytest_assistant_eval.world.names import Names, fold
+from pytest_assistant_eval.reading.wording import states_value
+from pytest_assistant_eval.world.names import Names
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person"]
 
@@ -196,14 +196,6 @@ def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None
             if outside:
                 return f"the user approved {approval_id} for a proposal outside its conditions: {'; '.join(outside)}"
     for fact in task.facts:
-        if fact.id not in reply.facts_disclosed and _states(reply.message, fact.value):
+        if fact.id not in reply.facts_disclosed and states_value(reply.message, fact.value):
             return f"the user stated {fact.id} without recording it in the side channel"
     return None
-
-
-def _states(message: str, value: Any) -> bool:
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, (int, float)):
-        return any(abs(q.value - float(value)) < 1e-9 for q in find_quantities(message))
-    return fold(str(value)) in fold(message)

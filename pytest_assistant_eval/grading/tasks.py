@@ -20,6 +20,7 @@ from pytest_assistant_eval.cases.state_checks import check_state
 from pytest_assistant_eval.cases.approvals import approval_covers
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
+from pytest_assistant_eval.reading.wording import states_value
 from pytest_assistant_eval.world.names import Names, fold
 
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*$")
@@ -238,7 +239,7 @@ def check_asks_for_info(task: Task, record: dict[str, Any]) -> CheckResult:
             # Writing the value of a fact only the user holds before she gave it is a guess,
             # whether or not the user then reads the message as a question.
             for fact_id, value in values.items():
-                if fact_id not in disclosed and _states_value(_without_asking(ev.entry["text"]), value):
+                if fact_id not in disclosed and states_value(_without_asking(ev.entry["text"]), value):
                     acted = True
                     findings.append(f"the assistant wrote {fact_id} ({value}) before the user gave it")
         if ev.kind == "user" and ev.entry.get("structured"):
@@ -270,14 +271,6 @@ def _without_asking(text: str) -> str:
     """The text without questions for a fact and their examples ("What should I tell him
     (e.g. vegetarian, an allergy)?"): naming a value there asks, it does not guess."""
     return _OPEN_ASK.sub(" ", _EXAMPLES.sub(" ", text))
-
-
-def _states_value(text: str, value: Any) -> bool:
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, (int, float)):
-        return any(abs(q.value - float(value)) < 1e-9 for q in find_quantities(text))
-    return fold(str(value)) in fold(text)
 
 
 def _dates_in(text: str, year: int) -> set[str]:

@@ -417,3 +417,18 @@ def says_failed(text: str) -> str | None:
             continue
         return m.group()
     return None
+
+
+def states_value(text: str, value: Any) -> bool:
+    """Whether a text states a fact's value: a number by value in any format ("150", "150.00 EUR"),
+    text as text with case and accents ignored; a yes/no cannot be read from a value alone.
+    The user's check (a fact said but not recorded) and asks for info (a value written before
+    the user gave it) read it the same way."""
+    from pytest_assistant_eval.reading.quantities import find_quantities
+    from pytest_assistant_eval.world.names import fold
+
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return any(abs(q.value - float(value)) < 1e-9 for q in find_quantities(text))
+    return fold(str(value)) in fold(text)
