@@ -22,6 +22,11 @@ its reason:
 - **A booked start is checked again just before it is sent** (:meth:`Pacer.before_request`
   sleeps outside the lock, then confirms): a hold learned meanwhile from "nothing left" or a
   429 reaches a start the other worker had already booked.
+- **A limit only refusals state (OpenRouter) is a fixed window aligned to their reset.** Its
+  window is at least the time from the ``limit``-th most recent start (the ledger keeps the
+  last starts) to the reset, so a 429 just before a window ends cannot teach a 1 s window;
+  each window begins at the stated reset, a window after the last, and holds ``limit`` starts
+  spaced as in a fresh window, so the spacing never drifts into the next window.
 - ``--pace``, the preset's starting interval and the interval learned from 429s without any
   stated limit space the starts on top of all this; a 429's ``Retry-After`` holds every
   process of the route.
@@ -51,8 +56,14 @@ from pytest_assistant_eval.providers.ratelimits import (
 )
 
 MAX_LEARNED_INTERVAL = 60.0
+#: The starts kept per route (the ledger's ``recent_starts``): a refusal's window is at least the
+#: time from the ``limit``-th most recent start to its reset.
+RECENT_STARTS = 64
 #: Starts wait this much past a reset: a provider's clock and its rounding may run a little late.
 RESET_SLACK = 0.02
+#: A 429's stated reset, read on arrival, is up to this much shorter than the Retry-After the server
+#: rounded up when it answered (7.001 s rounds to 8; 6.98 s are left when the answer is read).
+RESET_LATENCY = 0.5
 
 
 def utc_day(timestamp: float) -> str:
@@ -102,6 +113,11 @@ def _roll(state: dict[str, Any], at: float) -> None:
     state["remaining"] = float(state["limit"])
     state["reset_at"] = None
     state["rolled_at"] = at
+    window = window_estimate(state)
+    if state.get("refusal_only") and window and not is_bucket(state):
+        # Only refusals state this limit (OpenRouter): the next window is aligned to the reset they
+        # stated, since no answer will say where it starts.
+        state["reset_at"] = at + window
 
 
 def is_bucket(state: Mapping[str, Any]) -> bool:
@@ -140,8 +156,25 @@ def plan_start(entry: dict[str, Any], need: Need, earliest: float, margin: float
             reset_at = state.get("reset_at")
             if reset_at is not None and slot >= reset_at:
                 _roll(state, reset_at)
-                reset_at = None
+                reset_at = state.get("reset_at")
             remaining = float(state.get("remaining", limit))
+            rolled_at = state.get("rolled_at")
+            if reset_at is not None and state.get("refusal_only") and rolled_at is not None:
+                # A window only refusals speak of (OpenRouter): it began at the reset they stated and
+                # holds ``limit``; its starts are spaced as in a fresh window, from its own first start
+                # on, and the next begins a window later (never where the spacing drifted).
+                window = window_estimate(state) or 0.0
+                if remaining < cost:
+                    target = float(reset_at) + RESET_SLACK
+                elif last is not None and last >= float(rolled_at) and window and cost:
+                    target = last + fresh_window_spacing(state, cost, window) * (1.0 + margin)
+                    if target >= float(reset_at):
+                        target = float(reset_at) + RESET_SLACK  # the next window's first start, at its reset
+                else:
+                    target = slot
+                if target > slot + 1e-9:
+                    slot, moved = target, True
+                continue
             if reset_at is None:
                 window = window_estimate(state)
                 target = slot
@@ -182,6 +215,7 @@ def book(entry: dict[str, Any], need: Need, slot: float, *, again: bool = False)
             cost = min(need.of(dim), float(state["limit"]))
             state["remaining"] = float(state.get("remaining", state["limit"])) - cost
     entry["last_start"] = max(float(entry.get("last_start") or slot), slot)
+    entry["recent_starts"] = sorted([*(entry.get("recent_starts") or []), slot])[-RECENT_STARTS:]
     return booked_at
 
 
@@ -204,6 +238,10 @@ def conflicts(entry: dict[str, Any], need: Need, slot: float) -> float | None:
 
 def unbook(entry: dict[str, Any], need: Need, slot: float) -> None:
     """Give a booking's cost back to the window it was booked in (it is about to be booked again)."""
+    starts = list(entry.get("recent_starts") or [])
+    if slot in starts:
+        starts.remove(slot)
+        entry["recent_starts"] = starts
     for dim, state in (entry.get("limits") or {}).items():
         if not state.get("limit"):
             continue
@@ -289,6 +327,7 @@ class Pacer:
         self.waited_total = 0.0
         self._booked_at: dict[str, float] = {}
         self._need = Need()
+        self._slot: float | None = None
         self._raw_input = 0
         self._ratio: float | None = None  # the input-estimate ratio learned since the last transaction
         # A local route with no budget, no pace and no starting interval keeps out of the ledger
@@ -367,6 +406,7 @@ class Pacer:
             self._booked_file = self._file_state()
         self.last_wait = max(0.0, self.clock() - started_waiting)
         self.waited_total += self.last_wait
+        self._slot = slot
         return slot
 
     def _file_state(self) -> tuple[int, int, int] | None:
@@ -421,6 +461,11 @@ class Pacer:
                 entry["estimate_ratio"] = self._ratio
                 self._ratio = None
             observe(entry, observations, self._booked_at, now)
+            for obs in observations:  # an answer speaks of this limit: it is not known from refusals only
+                state = (entry.get("limits") or {}).get(obs.dimension)
+                if state is not None:
+                    state["answered"] = True
+                    state.pop("refusal_only", None)
 
     def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None,
                         quota: Mapping[str, Any] | None = None) -> None:
@@ -437,24 +482,52 @@ class Pacer:
                 entry["not_before"] = max(float(entry.get("not_before") or 0.0), now + hold)
             # The refused request was not served: its booking is given back before the answer is folded in.
             for dim, state in (entry.get("limits") or {}).items():
+                rolled_at = state.get("rolled_at")
+                if self._slot is not None and rolled_at is not None and self._slot < float(rolled_at):
+                    continue  # booked in a window already passed: the current one never counted it
                 if dim in self._booked_at and state.get("limit"):
                     state["remaining"] = float(state["remaining"]) + min(self._need.of(dim), float(state["limit"]))
-            observe(entry, [self._exhausted(o, retry_after) for o in observations], self._booked_at, now)
+            exhausted = [self._exhausted(o, retry_after) for o in observations]
+            observe(entry, exhausted, self._booked_at, now)
+            self._bound_window(entry, exhausted, now)
             if not observations:
                 # No stated limit: slow down by half again (at least one second between starts).
                 current = self.spacing(entry)
                 entry["learned_interval"] = min(MAX_LEARNED_INTERVAL, max(current * 1.5, 1.0))
+
+    def _bound_window(self, entry: dict[str, Any], observations: list[Observation], now: float) -> None:
+        """A refusal of requests: the window is at least from the ``limit``-th start before this one to its reset.
+
+        The ``limit`` requests served before the refused one lie in the window that ends at the
+        reset. A 429 late in a window (its reset 0.24 s away) would otherwise teach a 1 s window,
+        and the next window would be sent ``limit + 1`` requests early on.
+        """
+        starts = list(entry.get("recent_starts") or [])
+        if self._slot is not None and self._slot in starts:
+            starts.remove(self._slot)
+            starts = [s for s in starts if s <= self._slot]
+        for obs in observations:
+            state = (entry.get("limits") or {}).get(obs.dimension)
+            if state is None or obs.reset is None or obs.remaining is None or obs.remaining >= 1:
+                continue
+            if not state.get("answered"):
+                state["refusal_only"] = True  # no answer has stated it: refusals are all that speak of it
+            limit = int(float(state.get("limit") or 0.0))
+            if obs.dimension == "requests" and 0 < limit <= len(starts):
+                bound = now + obs.reset - starts[-limit]
+                state["min_window"] = max(float(state.get("min_window") or 0.0), bound)
 
     @staticmethod
     def _precise_hold(retry_after: float, observations: list[Observation]) -> float:
         """The hold of a 429: its ``Retry-After``, or the stated reset of the exhausted limit within its rounding.
 
         ``Retry-After`` is whole seconds rounded up; OpenRouter's ``X-RateLimit-Reset`` is in
-        milliseconds. Holding to the rounded figure starts the next window up to a second late
+        milliseconds. Holding to the rounded figure (which, rounded up from just past a whole second, can
+        be almost two seconds longer than the reset read on arrival) starts the next window up to a second late
         (a 10 s window then holds 18 of its 20).
         """
         resets = [o.reset for o in observations if o.remaining is not None and o.remaining < 1 and o.reset is not None]
-        precise = [r for r in resets if retry_after - 1.0 <= r <= retry_after]
+        precise = [r for r in resets if retry_after - 1.0 - RESET_LATENCY <= r <= retry_after]
         return min(retry_after, max(precise) + RESET_SLACK) if precise else retry_after
 
     @staticmethod

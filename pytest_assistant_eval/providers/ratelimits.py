@@ -182,7 +182,7 @@ def window_estimate(state: Mapping[str, Any]) -> float | None:
     low, high = state.get("min_bucket"), state.get("max_bucket")
     if low and high and int(state.get("buckets") or 0) >= 3 and float(high) <= 2.0 * float(low):
         return snap_window(float(high), upward=True)
-    longest = state.get("max_reset") or None
+    longest = max(float(state.get("max_reset") or 0.0), float(state.get("min_window") or 0.0)) or None
     return snap_window(float(longest), upward=True) if longest else None
 
 

@@ -220,3 +220,25 @@ def test_a_429_holds_to_its_stated_reset_rather_than_the_rounded_retry_after(led
     pacer.on_rate_limited(7.0, openrouter_429(clock, 6.3))
     pacer.before_request()
     assert clock.sleeps == [pytest.approx(6.3 + RESET_SLACK, abs=1e-3)]
+
+
+def test_a_429_late_in_a_window_does_not_teach_a_short_window(ledger, clock):
+    """OpenRouter, 20 per 10 s: 20 served in the first second, the 21st refused 0.24 s before the window ends.
+
+    Its reset alone says "0.24 s" (a 1 s window, and 21 starts early in the next one); the 20
+    served starts before it put the window at 1.24 s or more: 10 s. The following windows
+    start at the stated reset and a window apart, not where the spacing drifts.
+    """
+    pacer = pacer_for(ledger, clock, margin=0.03)
+    for _ in range(20):
+        pacer.before_request()
+        pacer.after_response({})  # OpenRouter states nothing on its answers
+        clock.now += 0.05
+    pacer.before_request()
+    pacer.on_rate_limited(1.0, openrouter_429(clock, 0.24))
+    reset = DAY0 + 1.0 + 0.24
+    starts = [pacer.before_request() for _ in range(21)]
+    assert learned_limits(Ledger.entry(ledger.read(), ROUTE)) == {"requests": {"limit": 20, "window_s": 10.0}}
+    assert starts[0] == pytest.approx(reset + RESET_SLACK, abs=2e-3)
+    assert starts[19] < reset + 10.0  # 20 in the window that begins at the reset
+    assert starts[20] == pytest.approx(reset + 10.0 + RESET_SLACK, abs=2e-3)  # the next begins a window later
