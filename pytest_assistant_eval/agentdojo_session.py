@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell
 from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK, AgentDojoCell, all_cells, parse_cell_id, suites
-from pytest_assistant_eval.planning import CellResult, ModelSpec, UsageError, results_dir
+from pytest_assistant_eval.planning import CellResult, ModelSpec, UsageError, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
 
 __all__ = ["AgentDojoOptions", "AgentDojoCellSpec", "AgentDojoSession", "LEVEL", "plan_agentdojo_cells"]
@@ -43,6 +43,7 @@ class AgentDojoOptions:
     stream: bool = True
     pace: float = 0.0
     max_requests_per_day: int | None = None
+    accept_data_notice: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,12 @@ class AgentDojoSession:
         self.cells = plan_agentdojo_cells(options)
         self.marker_names = sorted({LEVEL, *(c.cls for c in self.cells)})
         self.start_lines: list[str] = []
+        # A remote model's data notice and where its key goes, as for our own cells.
+        for spec in options.models:
+            if spec.preset != "scripted":
+                for line in check_route(spec, options.accept_data_notice)[1]:
+                    if line not in self.start_lines:
+                        self.start_lines.append(line)
         self.requests_sent = 0
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why

@@ -89,7 +89,8 @@ def _agentdojo_session(config: pytest.Config) -> Any:
                                suites=names, crossed=get("agentdojo_crossed"), cells=tuple(get("agentdojo_cell")),
                                attack=get("agentdojo_attack") or DEFAULT_ATTACK, repeats=get("repeats") or 1,
                                resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
-                               max_requests_per_day=get("max_requests_per_day"))
+                               max_requests_per_day=get("max_requests_per_day"),
+                               accept_data_notice=get("accept_data_notice"))
     return AgentDojoSession(options)
 
 

@@ -60,6 +60,7 @@ from pytest_assistant_eval.planning import (  # noqa: F401 - re-exported: the pl
     ModelSpec,
     RunOptions,
     UsageError,
+    check_route,
     automatic_level,
     check_world_path,
     level_setting,
@@ -364,29 +365,13 @@ class RunSession:
 
     def check_routes(self) -> None:
         """Keys and data notices, before any cell: a clear usage error instead of a failed cell."""
-        from pytest_assistant_eval.providers.errors import ProviderError as _PE
-        from pytest_assistant_eval.providers.keys import get_key
-        from pytest_assistant_eval.providers.notices import check_notice
-
-        from pytest_assistant_eval.providers.errors import ConfigurationError
-        from pytest_assistant_eval.providers.keys import key_destination, missing_key_line
-        from pytest_assistant_eval.providers.presets import preset_info, resolve_base_url
-
         user = self.options.user_model
         for name, spec in [*self.models.items(), *([(USER_LABEL, user)] if user is not None else [])]:
             if spec.preset == "scripted":
                 continue
-            try:
-                notices = check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
-                                       world_verified=True)
-                address = resolve_base_url(spec.preset, spec.base_url)
-                key = self._keys[name] = get_key(spec.preset, base_url=address)
-                said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key
-                        else missing_key_line(spec.preset, address))
-            except (_PE, ConfigurationError) as exc:
-                raise UsageError(str(exc)) from None
-            for line in [*(f"assistant-eval: data notice ({n.route}): {n.text}" for n in notices), said]:
-                if line and line not in self.start_lines:  # said once, however many models share the route
+            self._keys[name], lines = check_route(spec, self.options.accept_data_notice)
+            for line in lines:
+                if line not in self.start_lines:  # said once, however many models share the route
                     self.start_lines.append(line)
 
     def provider(self, spec: ModelSpec, name: str | None = None, options: dict[str, Any] | None = None) -> Any:

@@ -1,0 +1,31 @@
+"""An AgentDojo run asks the same of a remote route as our own cells do: its data notice
+accepted before any request, and where its key goes said at the start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agentdojo")
+
+from pytest_assistant_eval.agentdojo_session import AgentDojoOptions, AgentDojoSession  # noqa: E402
+from pytest_assistant_eval.planning import ModelSpec, UsageError  # noqa: E402
+
+
+def test_a_remote_route_without_its_data_notice_is_refused_before_any_cell(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-not-sent")
+    options = AgentDojoOptions(out=tmp_path, models=(ModelSpec("openrouter", "some/model:free"),), suites=("banking",))
+    with pytest.raises(UsageError) as refused:
+        AgentDojoSession(options)
+    assert "notice" in str(refused.value).lower() and "sk-or-test" not in str(refused.value)
+
+
+def test_an_accepted_notice_is_said_at_the_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-not-sent")
+    options = AgentDojoOptions(out=tmp_path, models=(ModelSpec("openrouter", "some/model:free"),), suites=("banking",),
+                               accept_data_notice=True)
+    session = AgentDojoSession(options)
+    assert any("data notice" in line for line in session.start_lines)
+    assert not any("sk-or-test" in line for line in session.start_lines)
