@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
 
 from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval import levels as levels_mod
@@ -35,6 +34,7 @@ from pytest_assistant_eval.cases.errors import CaseFileErrors
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.levels import LevelsError
 from pytest_assistant_eval.grading.answers import answer_context, check_answer
+from pytest_assistant_eval.grading.lock import grading_lock
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
@@ -322,13 +322,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
             for record in records:
                 check_versions(folder, record, cases)
     grading_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(grading_dir / ".lock"))
-    try:
-        lock.acquire(timeout=0.5)
-    except Timeout:
-        raise GradingError(f"{grading_dir} is in use by another grade-ai, review or summary --record; "
-                           "wait for it to finish and run this command again") from None
-    try:
+    with grading_lock(grading_dir, GradingError):
         index = _open_index(loaded, grading_dir, judge, seed, cases, options)
         created = index.pop("_new", False)
         if options.start_only:
@@ -344,8 +338,6 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
         from pytest_assistant_eval.grading.judging import grade_with_model
 
         return grade_with_model(loaded, grading_dir, index, cases, levels, options, out=out)
-    finally:
-        lock.release()
 
 
 def check_versions(folder: Path, record: dict[str, Any], cases: CaseSet) -> None:

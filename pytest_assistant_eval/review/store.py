@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.grading.lock import grading_lock as folder_lock
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic
 
 __all__ = ["REVIEW_FORMAT", "CELL_REVIEW_FORMAT", "QueueEntry", "ReviewIndex", "Verdicts", "CellReview",
@@ -174,15 +175,5 @@ def write_review(grading_dir: Path, review: CellReview) -> None:
 @contextmanager
 def grading_lock(grading_dir: Path) -> Iterator[None]:
     """The grading folder's ``.lock``, the one grade-ai and summary --record take: one writer at a time."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(grading_dir / ".lock"))
-    try:
-        lock.acquire(timeout=0.5)
-    except Timeout:
-        raise ReviewRefused(f"{grading_dir} is in use by another grade-ai, review or summary --record; wait for it "
-                            "to finish and run this command again") from None
-    try:
+    with folder_lock(grading_dir, ReviewRefused):
         yield
-    finally:
-        lock.release()

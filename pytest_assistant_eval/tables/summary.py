@@ -157,7 +157,7 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
 @without_gc
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
                     results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
-    from filelock import FileLock, Timeout
+    from pytest_assistant_eval.grading.lock import grading_lock
 
     from pytest_assistant_eval.levels import LevelsError, load_levels
     from pytest_assistant_eval.records import RecordError
@@ -186,16 +186,9 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         if source.missing_folders:
             raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                                  f"{grading_dir}; give them with --results so every line is whole; nothing was recorded")
-        lock = FileLock(str(grading_dir / ".lock"))
-        try:
-            lock.acquire(timeout=0.5)
-        except Timeout:
-            raise SummaryRefused(f"{grading_dir} is in use by another grade-ai, review or summary --record") from None
-        try:
+        with grading_lock(grading_dir, SummaryRefused):
             fresh = new_lines(built, read_lines(target).lines)
             written = append_lines(target, fresh)
-        finally:
-            lock.release()
     except (SummaryRefused, ResultsFileError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
