@@ -6,24 +6,12 @@ import pytest
 
 from pytest_assistant_eval.providers.ledger import Ledger
 from pytest_assistant_eval.providers.pacing import RESET_SLACK, Need, Pacer, learned_limits, utc_day
-from tests.providers.test_pacing import DAY0, FakeClock
+# The fake clock, its ledger and pacer are test_pacing's: one set of fixtures for both files.
+from tests.providers.test_pacing import DAY0, FakeClock, clock, ledger, pacer_for  # noqa: F401
 
 ROUTE = "openai@https://api.example/v1"
 
 
-@pytest.fixture
-def clock():
-    return FakeClock()
-
-
-@pytest.fixture
-def ledger(tmp_path):
-    return Ledger(tmp_path / "ledger.json")
-
-
-def pacer_for(ledger, clock, **kwargs):
-    kwargs.setdefault("margin", 0.0)
-    return Pacer(ledger, ROUTE, clock=clock, sleep=clock.sleep, **kwargs)
 
 
 def openai(remaining, reset, limit=20, dim="requests"):
