@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_assistant_eval.providers.ledger import Ledger
-from pytest_assistant_eval.providers.pacing import RESET_SLACK, Need, Pacer, learned_limits, utc_day
+from pytest_assistant_eval.providers.pacing import RESET_SLACK, Need, learned_limits, utc_day
 # The fake clock, its ledger and pacer are test_pacing's: one set of fixtures for both files.
 from tests.providers.test_pacing import DAY0, FakeClock, clock, ledger, pacer_for  # noqa: F401
 
