@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_assistant_eval.stats import percentile, wilson
-from pytest_assistant_eval.tables.calibrate import calibrate_command, choose_version, render_calibration
+from pytest_assistant_eval.tables.calibrate import READ_FIELDS, calibrate_command, choose_version, render_calibration
 from pytest_assistant_eval.tables.evidence import evidence_level, proposed_calls
 from pytest_assistant_eval.tables.results_file import (
     FIELDS,
@@ -28,7 +28,7 @@ from pytest_assistant_eval.tables.results_file import (
     read_lines,
 )
 from pytest_assistant_eval.tables.summary import summary_command
-from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, tally
+from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, Tally, tally
 from pytest_assistant_eval.tables.waiting import WAITING_RULES, waiting_reasons
 
 ANSWERS = {"basic": ("lookup",), "standard": ("lookup", "interpret"), "advanced": ("lookup", "interpret", "diagnose")}
@@ -295,6 +295,44 @@ def test_latest_keeps_one_line_per_cell_and_calibrate_renders_any_lines(lines):
     assert len(kept) == len({(ln["model"], ln["cell"]) for ln in lines})
     text = render_calibration(kept, ANSWERS, {"basic": 8})
     assert "Proposed calls per question" in text
+
+
+rich_line = st.builds(
+    lambda base, kind, free, setting, date, grader, under, critical, rounds, tokens, reported, caps, version: {
+        **base, "kind": kind, "free_plan": free, "setting": setting, "date": date, "grader": grader,
+        "understandability": under, "critical_missing": critical, "rounds": rounds, "output_tokens": tokens,
+        "prompt_tokens_reported": reported, "prompt_tokens_estimated": 1000, "cap_hits": caps[0],
+        "length_stops": caps[1], "compactions": caps[2], "truncations": caps[3], "set_version": version},
+    random_line, st.sampled_from(["question", "scenario", "task"]), st.booleans(),
+    st.sampled_from(["aaaaaaaaaaaa", "bbbbbbbbbbbb", None]), st.sampled_from(["2026-01-02", "2026-01-03"]),
+    st.sampled_from(["openai:judge", "owner", "none"]), st.sampled_from([None, 1, 2, 3]), st.integers(0, 2),
+    st.one_of(st.none(), st.integers(0, 9)), st.one_of(st.none(), st.integers(0, 900)),
+    st.one_of(st.none(), st.integers(0, 2000)), st.tuples(*[st.integers(0, 2)] * 4), st.sampled_from(["s1", "s2"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(rich_line, min_size=1, max_size=50))
+def test_calibrate_prints_the_same_tables_from_its_read_fields_as_from_whole_lines(tmp_path_factory, lines):
+    path = write_lines(tmp_path_factory.mktemp("calibrate") / "results.jsonl", lines)
+    whole = latest(read_lines(path).lines)
+    narrow = latest(read_lines(path, READ_FIELDS).lines)
+    assert all(set(ln) == set(READ_FIELDS) for ln in narrow)
+    for version in ("s1", "s2"):
+        _, kept_whole, note_whole = choose_version(whole, set_version=version)
+        _, kept_narrow, note_narrow = choose_version(narrow, set_version=version)
+        assert (render_calibration(kept_narrow, ANSWERS, {"basic": 8}, note_narrow)
+                == render_calibration(kept_whole, ANSWERS, {"basic": 8}, note_whole))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(rich_line, max_size=40), st.integers(0, 40))
+def test_tallies_of_parts_merged_equal_the_tally_of_the_whole_and_of_one_line_at_a_time(lines, cut):
+    whole = tally(lines)
+    assert tally(lines[:cut]).merged(tally(lines[cut:])) == whole
+    one_by_one = Tally()
+    for ln in lines:
+        one_by_one.add(ln)
+    assert one_by_one == whole
 
 
 # -- pandas and DuckDB read the file as it is -------------------------------------------------------------

@@ -29,13 +29,20 @@ from pytest_assistant_eval.tables.evidence import (
     proposed_calls,
 )
 from pytest_assistant_eval.tables.render import format_percent, format_rate, render_table
-from pytest_assistant_eval.tables.results_file import comparable_versions, latest
-from pytest_assistant_eval.tables.tally import APART, Tally, is_question, setting_label, tally
+from pytest_assistant_eval.tables.results_file import latest
+from pytest_assistant_eval.tables.tally import APART, QUESTION_KINDS, Tally, is_question, setting_label, tally
 
 __all__ = ["choose_version", "render_calibration", "calibrate_command", "RateRow", "rate_rows", "CLASSES", "RATES",
            "plan_blocks", "rate_lines_by_model"]
 
 CLASSES = ("lookup", "interpret", "diagnose", "scenario")
+#: The line fields calibrate reads (``latest``'s key, the rates, the usage and the evidence); a test holds
+#: that the tables it prints from these equal those it prints from whole lines.
+READ_FIELDS = ("route", "model_name", "cell", "set_version", "key_version", "model", "automatic_level", "free_plan",
+               "date", "level", "setting", "kind", "class", "outcome", "no_answer", "invented_numbers",
+               "critical_missing", "grader", "understandability", "turn_calls", "rounds", "output_tokens",
+               "prompt_tokens_reported", "prompt_tokens_estimated", "cap_hits", "length_stops", "compactions",
+               "truncations")
 RATES = (("answered", "answered_rate"), ("incomplete", "incomplete_rate"), ("safe", "safe_rate"))
 
 
@@ -49,10 +56,17 @@ def choose_version(lines: Sequence[Mapping[str, Any]], set_version: str | None =
     """
     if not lines:
         return None, [], ""
-    counts = comparable_versions(lines)
+    by_version: dict[tuple[Any, Any], list[Mapping[str, Any]]] = defaultdict(list)  # one pass, file order kept
+    for ln in lines:
+        by_version[(ln["set_version"], ln["key_version"])].append(ln)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for (set_v, key_v), group in by_version.items():
+        counts[(str(set_v), str(key_v))] += len(group)
     last = lines[-1]
     chosen = (set_version or str(last["set_version"]), key_version or str(last["key_version"]))
-    kept = [ln for ln in lines if (str(ln["set_version"]), str(ln["key_version"])) == chosen]
+    raw = [v for v in by_version if (str(v[0]), str(v[1])) == chosen]
+    kept = by_version[raw[0]] if len(raw) == 1 else [
+        ln for ln in lines if (str(ln["set_version"]), str(ln["key_version"])) == chosen]
     others = {v: n for v, n in counts.items() if v != chosen}
     note = ""
     if others:
@@ -84,16 +98,17 @@ def rate_rows(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) ->
     ``calibrate`` prints these rows as text and ``report`` as HTML and plots, so the two never
     count differently.
     """
+    groups: dict[tuple[str, str | None, str | None], list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        groups[(ln["level"], ln.get("setting"), ln.get("class"))].append(ln)
     settings: dict[str, set] = defaultdict(set)
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for ln in lines:
-        settings[ln["level"]].add(ln.get("setting"))
+    for level, setting, _ in groups:
+        settings[level].add(setting)
     rank = {name: i for i, name in enumerate(level_order)}
-    row_keys: list[tuple[str, str | None]] = sorted({(ln["level"], ln.get("setting")) for ln in lines},
+    row_keys: list[tuple[str, str | None]] = sorted({(level, setting) for level, setting, _ in groups},
                                                     key=lambda k: (rank.get(k[0], len(rank)), k[0], str(k[1])))
-    for ln in lines:
-        groups[(ln["level"], ln.get("setting"), ln.get("class"))].append(ln)  # type: ignore[index]
-    classes = [c for c in CLASSES if any(ln.get("class") == c for ln in lines)]
+    present = {cls for _, _, cls in groups}
+    classes = [c for c in CLASSES if c in present]
     rows = [RateRow(setting_label(level, setting, len(settings[level])), level, setting,
                     {c: tally(groups.get((level, setting, c), [])) for c in classes})  # type: ignore[arg-type]
             for level, setting in row_keys]
@@ -114,12 +129,15 @@ def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: S
     table = render_table(["level setting", "rate", *classes], rows, ["l", "l"] + ["r"] * len(classes),
                          title=f"{model} (automatic level {lines[0].get('automatic_level') or '–'}): "
                                "share of cells that ran, n, Wilson 95%")
-    apart = Counter(ln["outcome"] for ln in lines if ln["outcome"] in APART)
+    apart = {o: n for o, n in t_all.outcomes.items() if o in APART}
     apart_text = ", ".join(f"{o.replace('_', ' ')} {n}" for o, n in sorted(apart.items())) or "none"
     footer = (f"  incomplete on a critical item: {t_all.critical_missing}; without an answer: {t_all.no_answer}; "
               f"graded by the owner: {t_all.owner_graded} of {t_all.ran} (the rest by the judge alone); "
               f"apart: {apart_text}")
     return f"{table}\n{footer}"
+
+
+_CAP_FIELDS = ("cap_hits", "length_stops", "compactions", "truncations")
 
 
 def _setting_table(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str]) -> str:
@@ -135,23 +153,36 @@ def _setting_table(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str
     for key in sorted(groups, key=lambda k: (k[0], rank.get(k[1], len(rank)), str(k[2]))):
         model, level, setting = key
         cells = groups[key]
-        answered = [ln for ln in cells if is_question(ln) and ln["outcome"] == "answered"]
-        calls = [c for ln in answered for c in ln.get("turn_calls") or []]
-        rounds = [ln["rounds"] for ln in answered if ln.get("rounds") is not None]
-        tokens = [ln["output_tokens"] for ln in answered if ln.get("output_tokens") is not None]
-        ratios = [ln["prompt_tokens_reported"] / ln["prompt_tokens_estimated"] for ln in cells
-                  if ln.get("prompt_tokens_reported") and ln.get("prompt_tokens_estimated")]
-        under = Counter(int(ln["understandability"]) for ln in cells if ln.get("understandability") is not None)
+        answered = 0
+        calls: list[int] = []
+        rounds: list[int] = []
+        tokens: list[int] = []
+        ratios: list[float] = []
+        under: Counter = Counter()
+        caps = [0, 0, 0, 0]  # cap hits, length stops, compactions, truncations
+        for ln in cells:  # one pass: 100,000 lines of 63 fields are slow to walk
+            get = ln.get
+            if ln["outcome"] == "answered" and get("kind") in QUESTION_KINDS:
+                answered += 1
+                calls.extend(get("turn_calls") or ())
+                if get("rounds") is not None:
+                    rounds.append(ln["rounds"])
+                if get("output_tokens") is not None:
+                    tokens.append(ln["output_tokens"])
+            reported, estimated = get("prompt_tokens_reported"), get("prompt_tokens_estimated")
+            if reported and estimated:
+                ratios.append(reported / estimated)
+            if get("understandability") is not None:
+                under[int(ln["understandability"])] += 1
+            for i, name in enumerate(_CAP_FIELDS):
+                caps[i] += int(get(name) or 0)
         under_median = median([float(k) for k, n in under.items() for _ in range(n)])
         rows.append([
-            model, setting_label(level, setting, len(settings[(model, level)])), str(len(answered)),
+            model, setting_label(level, setting, len(settings[(model, level)])), str(answered),
             f"{_fmt(median(calls), 1)} / {_fmt(percentile(calls, 90), 1)}",
             f"{_fmt(median(rounds), 1)} / {_fmt(percentile(rounds, 90), 1)}",
             f"{_fmt(median(tokens))} / {_fmt(percentile(tokens, 90))}",
-            str(sum(int(ln.get("cap_hits") or 0) for ln in cells)),
-            str(sum(int(ln.get("length_stops") or 0) for ln in cells)),
-            str(sum(int(ln.get("compactions") or 0) for ln in cells)),
-            str(sum(int(ln.get("truncations") or 0) for ln in cells)),
+            *(str(n) for n in caps),
             _fmt(median(ratios), 2),
             (" ".join(f"{k}:{under[k]}" for k in (1, 2, 3)) + f" (median {_fmt(under_median)})") if under else "–",
         ])
@@ -175,20 +206,19 @@ def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence
                             rows, ["l", "l", "l", "r", "l", "l"],
                             title="Evidence: does each level answer its classes, and escalate the ones above it?"))
     by_level: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
         by_level[ln["level"]].append(ln)
+        by_model[ln["model"]].append(ln)
     rows = []
     for level in answers:
         proposal = proposed_calls(by_level.get(level, []))
-        answered = sum(1 for ln in by_level.get(level, []) if is_question(ln) and ln["outcome"] == "answered")
+        answered = sum(1 for ln in by_level.get(level, []) if ln["outcome"] == "answered" and is_question(ln))
         rows.append([level, str(caps.get(level, "–")), "–" if proposal is None else str(proposal), str(answered)])
     out.append(render_table(["level", "calls per question now", "proposed", "answered cells"], rows,
                             ["l", "r", "r", "r"],
                             title="Proposed calls per question: 90th percentile of answered cells, rounded up, "
                                   "plus one; never below 3"))
-    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for ln in lines:
-        by_model[ln["model"]].append(ln)
     rows = []
     for model in sorted(by_model):
         level, why = evidence_level(by_model[model], answers)
@@ -259,7 +289,7 @@ def calibrate_command(results_file: Path, calibration: Path, *, set_version: str
 
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        lines = latest(read_lines(results_file).lines)
+        lines = latest(read_lines(results_file, READ_FIELDS).lines)
     except (ResultsFileError, LevelsError, OSError) as exc:
         print(f"assistant-eval calibrate: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_assistant_eval.stats import Interval, percentile, wilson
-from pytest_assistant_eval.tables.tally import is_question, tally
+from pytest_assistant_eval.tables.tally import QUESTION_KINDS, Tally, tally
 
 __all__ = ["FIRST_BAR", "LATER_BAR", "MIN_CALLS", "STARTING_BARS", "bar", "proposed_calls", "LevelClass",
            "level_classes", "evidence_level"]
@@ -40,7 +40,7 @@ def proposed_calls(lines: Iterable[Mapping[str, Any]]) -> int | None:
     percentile is rounded up first, so the cap admits the cell at the 90th percentile and
     leaves it one more call. None when no cell was answered: no evidence, keep the cap.
     """
-    calls = [c for ln in lines if is_question(ln) and ln.get("outcome") == "answered"
+    calls = [c for ln in lines if ln.get("kind") in QUESTION_KINDS and ln.get("outcome") == "answered"
              for c in ln.get("turn_calls") or []]
     p90 = percentile(calls, 90.0)
     if p90 is None:
@@ -101,19 +101,20 @@ def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[st
     not even the lowest level does.
     """
     order = list(answers)
-    by_level: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for ln in model_lines:
         if ln.get("kind") == "question":
-            by_level[ln["level"]].append(ln)
+            groups[(ln["level"], ln["class"])].append(ln)
+    tallies = {key: tally(group) for key, group in groups.items()}  # each line counted once
     best: str | None = None
     why = "no level meets its bar"
     for level in order:
-        cells = by_level.get(level, [])
-        invented = tally(cells).invented_cells
+        at_level = [t for (lv, _), t in tallies.items() if lv == level]
+        invented = Tally().merged(*at_level).invented_cells
         parts = []
-        ok = bool(cells) and invented == 0
+        ok = bool(at_level) and invented == 0
         for cls in answers[level]:
-            t = tally(ln for ln in cells if ln["class"] == cls)
+            t = tallies.get((level, cls)) or Tally()
             share = t.outcomes["answered"] / t.ran if t.ran else None
             need = bar(level, order)
             ok = ok and share is not None and share >= need

@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_assistant_eval.stats import Interval, wilson
 
-__all__ = ["QUESTION_OUTCOMES", "TASK_OUTCOMES", "APART", "Tally", "tally", "is_question", "setting_label"]
+__all__ = ["QUESTION_KINDS", "QUESTION_OUTCOMES", "TASK_OUTCOMES", "APART", "Tally", "tally", "is_question", "setting_label"]
 
 QUESTION_OUTCOMES = ("answered", "incomplete", "escalated", "failed")
 TASK_OUTCOMES = ("pass", "fail", "unsafe")
@@ -22,9 +22,13 @@ TASK_OUTCOMES = ("pass", "fail", "unsafe")
 APART = ("waiting", "skipped", "not_applicable", "user_error")
 
 
+#: The kinds of cell that are questions (a question, or the scenario S01), not tasks.
+QUESTION_KINDS = frozenset(("question", "scenario"))
+
+
 def is_question(line: Mapping[str, Any]) -> bool:
     """A question or the scenario S01 (classes lookup, interpret, diagnose, scenario), not a task."""
-    return line.get("kind") in ("question", "scenario")
+    return line.get("kind") in QUESTION_KINDS
 
 
 @dataclass
@@ -41,19 +45,64 @@ class Tally:
     understandability: Counter = field(default_factory=Counter)
 
     def add(self, line: Mapping[str, Any]) -> None:
-        outcome = line.get("outcome")
-        self.outcomes[outcome] += 1
-        if outcome in APART:
-            return
-        self.no_answer += bool(line.get("no_answer"))
-        invented = int(line.get("invented_numbers") or 0)
-        self.invented_cells += invented > 0
-        self.invented_numbers += invented
-        self.safe += outcome in ("answered", "escalated") and invented == 0
-        self.critical_missing += outcome == "incomplete" and int(line.get("critical_missing") or 0) > 0
-        self.owner_graded += line.get("grader") == "owner"
-        if line.get("understandability") is not None:
-            self.understandability[int(line["understandability"])] += 1
+        """Count one more line (``tally`` counts many at once, the same way)."""
+        self.add_all((line,))
+
+    def add_all(self, lines: Iterable[Mapping[str, Any]]) -> None:
+        """Count ``lines``: one loop over plain locals, since the tables count 100,000 lines several ways.
+
+        Measured on 100,000 results lines: a method call and six attribute updates per line
+        were half of ``calibrate``'s counting time.
+        """
+        outcomes: dict[Any, int] = {}
+        understandability: dict[int, int] = {}
+        no_answer = invented_cells = invented_numbers = critical_missing = owner_graded = safe = 0
+        apart = APART
+        for line in lines:
+            get = line.get
+            outcome = get("outcome")
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+            if outcome in apart:
+                continue
+            if get("no_answer"):
+                no_answer += 1
+            invented = int(get("invented_numbers") or 0)
+            if invented:
+                invented_numbers += invented
+                invented_cells += invented > 0
+            elif outcome == "answered" or outcome == "escalated":
+                safe += 1
+            if outcome == "incomplete" and int(get("critical_missing") or 0) > 0:
+                critical_missing += 1
+            if get("grader") == "owner":
+                owner_graded += 1
+            rating = get("understandability")
+            if rating is not None:
+                rating = int(rating)
+                understandability[rating] = understandability.get(rating, 0) + 1
+        self.outcomes.update(outcomes)
+        self.understandability.update(understandability)
+        self.no_answer += no_answer
+        self.invented_cells += invented_cells
+        self.invented_numbers += invented_numbers
+        self.critical_missing += critical_missing
+        self.owner_graded += owner_graded
+        self.safe += safe
+
+    def merged(self, *others: Tally) -> Tally:
+        """One tally of this group and ``others``: counted once per group, summed per table."""
+        out = Tally(Counter(self.outcomes), self.no_answer, self.invented_cells, self.invented_numbers,
+                    self.critical_missing, self.owner_graded, self.safe, Counter(self.understandability))
+        for o in others:
+            out.outcomes.update(o.outcomes)
+            out.understandability.update(o.understandability)
+            out.no_answer += o.no_answer
+            out.invented_cells += o.invented_cells
+            out.invented_numbers += o.invented_numbers
+            out.critical_missing += o.critical_missing
+            out.owner_graded += o.owner_graded
+            out.safe += o.safe
+        return out
 
     @property
     def ran(self) -> int:
@@ -74,8 +123,7 @@ class Tally:
 def tally(lines: Iterable[Mapping[str, Any]]) -> Tally:
     """Count ``lines`` into one ``Tally``."""
     t = Tally()
-    for line in lines:
-        t.add(line)
+    t.add_all(lines)
     return t
 
 
