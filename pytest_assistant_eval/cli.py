@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
     p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
     p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
-    from pytest_assistant_eval.grading.folder import add_judge_arguments
+    from pytest_assistant_eval.grading.judge_arguments import add_judge_arguments
 
     add_judge_arguments(p)
 

@@ -380,3 +380,68 @@ def test_the_scripted_owner_closes_the_loop_offline_and_agreement_is_written(gra
     assert "== Random sample ==" in text and "Outcome disagreement in the random sample" in text
     assert "Items: n=" in text and "Understandability: n=" in text and "linear-weighted kappa" in text
     assert "Self-preference" in text
+
+
+# -- the tables' digests draw and count as the whole files do (docs/digests.md) ----------------------------
+def lines_three_ways(grading: Path, fields: tuple[str, ...]) -> list[Any]:
+    """build_lines from the whole files, from slim cells, and from summary cells (the summary's own digest)."""
+    from datetime import datetime, timezone
+
+    from pytest_assistant_eval.levels import load_levels
+    from pytest_assistant_eval.tables.grading_source import open_grading
+    from pytest_assistant_eval.tables.lines import build_lines
+
+    levels = load_levels(CALIBRATION / "levels.yaml", known_tools=None)
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    out = []
+    for slim, narrow in ((False, False), (True, False), (True, True)):
+        built = build_lines(open_grading(grading, slim=slim, narrow=narrow), levels, now=now, fields=fields)
+        out.append((built.lines, sorted(built.waiting), built.warnings))
+    return out
+
+
+def test_the_summary_counts_the_same_lines_from_its_digests_as_from_the_whole_files(grading: Path):
+    from pytest_assistant_eval.review.context import open_review
+    from pytest_assistant_eval.tables.results_file import FIELDS
+    from pytest_assistant_eval.tables.summary import SHOWN_FIELDS
+
+    devnull = open(os.devnull, "w")
+    states = []
+    for step in ("queue drawn in memory", "queue drawn, one cell regraded", "every queued cell reviewed"):
+        if step == "queue drawn, one cell regraded":
+            ctx = open_review(grading, CALIBRATION)
+            from pytest_assistant_eval.review.terminal import TerminalReview
+
+            n = first_pending_with_items(grading)[0]
+            answers = iter(["r"] * len(judged(grading, n)) + ["1"] + [""] * len(judged(grading, n)))
+            TerminalReview(ctx, out=devnull, read=lambda prompt: next(answers)).run(regrade=n)
+        if step == "every queued cell reviewed":
+            assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=devnull) == 0
+        whole, slim, narrow = lines_three_ways(grading, FIELDS)
+        assert whole == slim == narrow, step
+        shown = [([{f: ln[f] for f in SHOWN_FIELDS} for ln in lines], waiting, warnings)
+                 for lines, waiting, warnings in (whole,)]
+        assert lines_three_ways(grading, SHOWN_FIELDS)[2] == shown[0], step
+        states.append(len(whole[1]))
+    assert states[0] > states[1] >= states[2] == 0  # cells waited, then fewer, then none
+
+
+@pytest.mark.parametrize("low,unparsed,hint,number,claude,changed,judge", [
+    (low, unparsed, hint, number, claude, changed, judge)
+    for low in (False, True) for unparsed in (False, True) for hint in (False, True) for number in (False, True)
+    for claude in (False, True) for changed in (False, True) for judge in (None, "anthropic")])
+def test_the_queue_facts_a_digest_keeps_give_the_reasons_of_the_whole_cell(low, unparsed, hint, number, claude,
+                                                                           changed, judge):
+    from pytest_assistant_eval.review.queue import _reasons, queue_facts
+
+    cell = graded_cell(verdicts={"G01/fact:a": {"verdict": "right", "confidence": 0.5 if low else 0.9}},
+                       **({"unparsed": True} if unparsed else {}),
+                       **({"to_owner": ["the answer seems to address a grader"]} if hint else {}))
+    if number:
+        cell["items"].append({"id": "G01/number:x", "kind": "number", "settled_by": None})
+    cell["model"] = {"preset": "openrouter", "model": "anthropic/claude-x" if claude else "qwen/qwen3-8b"}
+    if changed:
+        cell["history"] = [{"outcome": "failed"}]
+    facts = queue_facts(cell)
+    assert facts[0] is True
+    assert _reasons(facts, judge) == reasons_for(cell, judge)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytest_assistant_eval.review.command import ReviewOptions, parse_cell_number, review_command
-
 __all__ = ["add_review_arguments", "run_review"]
 
 
@@ -29,6 +27,9 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_review(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    # Imported here: every command builds the review's parser, only the review runs it.
+    from pytest_assistant_eval.review.command import ReviewOptions, parse_cell_number, review_command
+
     regrade = None
     if args.regrade is not None:
         try:

@@ -37,7 +37,7 @@ def overlay_reviews(grading_dir: Path, cells: Sequence[dict[str, Any]], grading:
     for cell in cells:
         n = cell["n"]
         entry = queued.get(n)
-        rating = ratings.get(str(n))
+        rating = ratings.get(str(n)) if ratings else None
         if entry is None and rating is None:
             continue
         review = reviews.get(n)

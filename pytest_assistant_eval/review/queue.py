@@ -17,12 +17,13 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from pytest_assistant_eval.review.store import QueueEntry, ReviewIndex, now
 
 __all__ = ["LOW_CONFIDENCE", "SAMPLE_SHARE", "SAMPLE_AT_LEAST", "reviewable", "judged_items", "family",
-           "reasons_for", "draw_queue", "refresh_queue"]
+           "reasons_for", "queue_facts", "draw_queue", "refresh_queue"]
 
 LOW_CONFIDENCE = 0.7
 SAMPLE_SHARE = 0.15
@@ -83,6 +84,30 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
     return reasons
 
 
+def queue_facts(cell: Mapping[str, Any]) -> list[Any]:
+    """What the draw reads of a cell, whoever the judge: ``[reviewable, reasons but self-preference, family]``.
+
+    The tables' digest keeps these per cell (``docs/digests.md``), so drawing the queue over
+    100,000 cells reads three values each instead of walking every verdict and item again.
+    """
+    model = cell.get("model") or {}
+    return [reviewable(cell), reasons_for(cell, None), family(model.get("preset"), model.get("model"))]
+
+
+def _reasons(facts: Sequence[Any], judge_fam: str | None) -> list[str]:
+    """``reasons_for`` from a cell's ``queue_facts``: self-preference goes in where ``reasons_for`` puts it."""
+    reasons = list(facts[1])
+    if judge_fam is not None and facts[2] == judge_fam:
+        at = reasons.index("changed") if "changed" in reasons else len(reasons)
+        reasons.insert(at, "self-preference")
+    return reasons
+
+
+def _facts(cell: Mapping[str, Any]) -> list[Any]:
+    facts = cell.get("_queue")  # a slim cell's, computed once by its digest
+    return facts if facts is not None else queue_facts(cell)
+
+
 def judge_family(grading: Mapping[str, Any]) -> str | None:
     judge = grading.get("judge") or {}
     if judge.get("deterministic") and not judge.get("preset"):
@@ -96,10 +121,11 @@ def draw_queue(cells: Sequence[Mapping[str, Any]], grading: Mapping[str, Any], *
     fam = judge_family(grading)
     queue: list[QueueEntry] = []
     rest: list[int] = []
-    for cell in sorted(cells, key=lambda c: c["n"]):
-        if not reviewable(cell):
+    for cell in sorted(cells, key=itemgetter("n")):
+        facts = _facts(cell)
+        if not facts[0]:
             continue
-        reasons = reasons_for(cell, fam)
+        reasons = _reasons(facts, fam) if facts[1] or (fam is not None and facts[2] == fam) else None
         if reasons:
             queue.append(QueueEntry(cell["n"], reasons))
         else:
@@ -123,8 +149,8 @@ def refresh_queue(index: ReviewIndex, cells: Sequence[Mapping[str, Any]], gradin
     queued = index.queued()
     added = False
     index.all = index.all or all_cells
-    for cell in sorted(cells, key=lambda c: c["n"]):
-        if cell["n"] in queued or not reviewable(cell):
+    for cell in sorted(cells, key=itemgetter("n")):
+        if cell["n"] in queued or not _facts(cell)[0]:
             continue
         if cell.get("history"):
             index.queue.append(QueueEntry(cell["n"], ["changed"]))

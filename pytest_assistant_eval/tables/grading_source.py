@@ -26,8 +26,9 @@ from pytest_assistant_eval.tables.digest import read_digest
 
 #: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
 DIGESTS = ".digests"
-SLIM_CELL_VERSION = "4"
-RECORD_ROW_VERSION = "1"
+SLIM_CELL_VERSION = "5"
+SUMMARY_CELL_VERSION = "1"
+RECORD_ROW_VERSION = "2"
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
 _CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",
@@ -44,6 +45,7 @@ def slim_cell(cell: dict[str, Any]) -> dict[str, Any]:
     cell's part of its results line before any review marker (``lines.line_base``), on which
     ``lines.line_part`` puts the marker the review gives it.
     """
+    from pytest_assistant_eval.review.queue import queue_facts
     from pytest_assistant_eval.tables.lines import line_base
 
     out = {k: cell[k] for k in _CELL_KEEP if k in cell}
@@ -67,24 +69,50 @@ def slim_cell(cell: dict[str, Any]) -> dict[str, Any]:
     elif "judge" in cell:
         out["judge"] = judge
     try:
+        out["_queue"] = queue_facts(cell)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        out["_queue"] = None  # the draw reads the cell itself (and says what is wrong)
+    try:
         out["_line"] = line_base(cell)
     except (KeyError, TypeError, AttributeError, ValueError):
         out["_line"] = None  # not a whole graded cell: the summary reads the file itself (and says what is wrong)
     return out
 
 
-def record_row(record: dict[str, Any]) -> dict[str, Any]:
-    """What the tables read of a record: its measured line fields, setting key and, when not applicable, its cell."""
+#: What a summary cell keeps (``summary_cell``): the summary reads nothing else of a graded cell.
+_SUMMARY_KEEP = ("format", "n", "source", "material_sha256", "level", "history")
+
+
+def summary_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """The narrower slim cell ``summary`` reads (``docs/digests.md``): where, what, the queue facts and the line part.
+
+    Half a slim cell's size: the summary draws the review queue from ``_queue``
+    (``review.queue.queue_facts``) and builds each line from ``_line``, so it needs neither the
+    verdicts, items and parts nor the model; the agreement, which does, reads the slim cells.
+    """
+    slim = slim_cell(cell)
+    return {**{k: slim[k] for k in _SUMMARY_KEEP if k in slim}, "_queue": slim["_queue"], "_line": slim["_line"]}
+
+
+def record_row(record: dict[str, Any]) -> list[Any]:
+    """What the tables read of a record: ``[measured values, na]``.
+
+    The values are ``lines.measured(record)``'s in ``lines.MEASURED_FIELDS`` order (a list, not
+    a dict: 100,000 rows of 22 named fields were a third of the summary's memory); ``na`` is
+    None, or for a record not applicable its cell's fields with ``_measured`` (a dict).
+    """
     from pytest_assistant_eval.tables.lines import measured
 
+    got = measured(record)
     na = None
     if record.get("status") == "na":
         na = {k: record.get(k) for k in ("cell", "case", "kind", "class", "level", "repeat", "na_reason",
                                          "status")}
-        na["_measured"] = measured(record)
-    return {"measured": measured(record), "setting_key": record.get("setting_key"), "na": na}
+        na["_measured"] = got
+    return [list(got.values()), na]
 
-__all__ = ["GradingSource", "open_grading", "read_graded_cells", "find_results_folder"]
+__all__ = ["GradingSource", "open_grading", "read_graded_cells", "find_results_folder", "slim_cell", "summary_cell",
+           "record_row"]
 
 
 @dataclass
@@ -100,6 +128,8 @@ class GradingSource:
     #: With ``open_grading(slim=True)``: per folder, ``{record file name: record digest row}`` (``record_row``).
     digests: dict[str, dict[str, Any]] | None = None
     _graded: dict[str, set[str]] | None = field(default=None, repr=False)
+    #: The cells are summary cells (``summary_cell``): no verdicts, items, parts or model.
+    narrow: bool = False
 
     def record_digest(self, folder: str) -> dict[str, Any]:
         """``{record file name: record_row(record)}`` of one results folder, through its digest in the grading folder."""
@@ -148,8 +178,8 @@ class GradingSource:
         if self.digests is not None:  # slim: the digest row of a record not applicable is the record's fields
             rows = self.record_digest(folder)
             for name in sorted(rows):
-                if name[:-5] not in graded and rows[name]["na"] is not None:
-                    yield rows[name]["na"]
+                if name[:-5] not in graded and rows[name][1] is not None:
+                    yield rows[name][1]
             return
         for path in sorted((base / "cells").glob("*.json")):
             if path.stem in graded:
@@ -192,20 +222,25 @@ def find_results_folder(grading_dir: Path, name: str, identity: dict[str, Any],
     return None
 
 
-def read_graded_cells(grading_dir: Path, *, slim: bool = False
+def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = False
                       ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """``grading.json``, every graded cell in blind order, and the order entries not graded yet.
 
     ``slim``: the cells as ``slim_cell`` keeps them, read through the grading folder's digest
     (one file instead of one per cell; rebuilt from the cells wherever it is missing or stale).
+    ``narrow`` (with ``slim``): as ``summary_cell`` keeps them, through a digest of their own.
     """
     index = read_json(grading_dir / "grading.json", GRADING_FORMAT)
     cells: list[dict[str, Any]] = []
     ungraded: list[dict[str, Any]] = []
     folder_cells = grading_dir / "cells"
     if slim:
-        rows = read_digest(folder_cells, grading_dir / DIGESTS / "cells.jsonl", "graded-cells", SLIM_CELL_VERSION,
-                           slim_cell)
+        if narrow:
+            rows = read_digest(folder_cells, grading_dir / DIGESTS / "summary-cells.jsonl", "summary-cells",
+                               f"{SUMMARY_CELL_VERSION}.{SLIM_CELL_VERSION}", summary_cell)
+        else:
+            rows = read_digest(folder_cells, grading_dir / DIGESTS / "cells.jsonl", "graded-cells",
+                               SLIM_CELL_VERSION, slim_cell)
         for entry in index["order"]:
             name = f"{entry['n']}.json"
             cell = rows.get(name)
@@ -231,12 +266,14 @@ def read_graded_cells(grading_dir: Path, *, slim: bool = False
     return index, cells, ungraded
 
 
-def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool = False) -> GradingSource:
+def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool = False,
+                 narrow: bool = False) -> GradingSource:
     """Read ``grading.json`` and every graded cell, and find the graded results folders.
 
-    ``slim``: slim cells and record digests (``docs/digests.md``), for tables that read only their fields.
+    ``slim``: slim cells and record digests (``docs/digests.md``), for tables that read only their fields;
+    ``narrow``: summary cells (``summary_cell``) instead of slim cells.
     """
-    index, cells, ungraded = read_graded_cells(grading_dir, slim=slim)
+    index, cells, ungraded = read_graded_cells(grading_dir, slim=slim, narrow=narrow)
     folders: dict[str, Path | None] = {}
     identities: dict[str, dict[str, Any]] = {}
     for folder in index["folders"]:
@@ -245,4 +282,5 @@ def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool 
     from pytest_assistant_eval.review.overlay import overlay_reviews
 
     overlay_reviews(grading_dir, cells, index, ungraded)  # the owner's review, when queued (docs/review.md)
-    return GradingSource(grading_dir, index, cells, folders, identities, ungraded, {} if slim else None)
+    return GradingSource(grading_dir, index, cells, folders, identities, ungraded, {} if slim else None,
+                         narrow=slim and narrow)

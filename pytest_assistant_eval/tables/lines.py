@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from pytest_assistant_eval import levels as levels_mod
@@ -70,13 +71,18 @@ def _estimate_prompt(record: Mapping[str, Any]) -> int | None:
     return chars // 4 + 4 * len(messages)
 
 
+#: The line fields a record gives, in the order ``measured`` returns them (a record digest row keeps their values).
+MEASURED_FIELDS = (
+    "date", "setting", "system_hash", "tools_hash", "behaviour", "harness_version", "git_commit", "levels_version",
+    "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported", "prompt_tokens_estimated",
+    "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload", "context_window", "failed_attempts")
+#: What ``levels.setting_mix`` compares of the cells of one model at one level (S3.4).
+_MIX_FIELDS = ("system_hash", "tools_hash", "behaviour")
+
+
 def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
     """The line fields a record gives: dates, versions, setting, usage, caps, attempts, offload."""
-    out: dict[str, Any] = {f: None for f in (
-        "date", "setting", "system_hash", "tools_hash", "behaviour", "harness_version", "git_commit",
-        "levels_version", "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported",
-        "prompt_tokens_estimated", "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload",
-        "context_window")}
+    out: dict[str, Any] = dict.fromkeys(MEASURED_FIELDS)
     out["failed_attempts"] = []
     out["turn_calls"] = []
     if not record:
@@ -199,27 +205,44 @@ def _part(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]:
             **_helpfulness(cell)}
 
 
-def line_base(cell: Mapping[str, Any]) -> list[Any]:
-    """A graded cell's line part before any review marker: ``[unsettled reasons, part]`` (a slim cell's ``_line``).
+#: The fields of a graded cell's line part (``cell_part``), in order: a slim cell's ``_line`` keeps their values.
+PART_FIELDS = (
+    "outcome", "grader", "review_reasons", "judge_outcome", "understandability", "judge_understandability",
+    "judge_route", "no_answer", "escalated", "invented_numbers", "critical_missing", "form_missing", "checks_failed",
+    "cell", "case", "kind", "class", "level", "repeat", "blind_n", "conversation_seconds", "resumes", "resume_points",
+    "resume_codes", "skip_reason", "na_reason", "helpfulness", "helpfulness_note")
 
-    ``line_part`` puts a marker on it later exactly as ``cell_part`` would on the whole cell:
-    the marker changes only the waiting reasons, the outcome (waiting), the review reasons, the
-    owner's grade and the helpfulness rating.
+
+def line_base(cell: Mapping[str, Any]) -> list[Any]:
+    """A graded cell's line part before any review marker: ``[unsettled reasons, values]`` (a slim cell's ``_line``).
+
+    ``values`` are the part's in ``PART_FIELDS`` order (a list: 100,000 parts of 28 named
+    fields were a third of what the summary held). ``line_part`` puts a marker on it later
+    exactly as ``cell_part`` would on the whole cell: the marker changes only the waiting
+    reasons, the outcome (waiting), the review reasons, the owner's grade and the helpfulness.
     """
     bare = {k: v for k, v in cell.items() if k != "review"}
-    return [unsettled_items(bare), _part(bare, [])]
+    part = _part(bare, [])
+    if tuple(part) != PART_FIELDS:
+        raise ValueError(f"a line part of other fields than PART_FIELDS: {sorted(set(part) ^ set(PART_FIELDS))}")
+    return [unsettled_items(bare), list(part.values())]
+
+
+def _fast_rules() -> bool:
+    """Whether a line part from ``line_base`` is whole: no waiting rule reads more of the cell than it keeps."""
+    return WAITING_RULES == [unsettled_items, review_marker]
 
 
 def line_part(base: Sequence[Any], cell: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]] | None:
     """``cell_part`` of the cell from its ``line_base`` and its review marker now; None when the rules changed."""
-    if WAITING_RULES != [unsettled_items, review_marker]:
+    if not _fast_rules():
         return None  # another rule reads more of the cell: the caller reads the whole cell
-    unsettled, part = base
+    unsettled, values = base
+    part = dict(zip(PART_FIELDS, values))
     marker = cell.get("review")
     if marker is None and not unsettled:
         return [], part
     reasons = list(unsettled) + review_marker(cell)
-    part = dict(part)
     if reasons:
         part["outcome"] = "waiting"
     part["review_reasons"] = list(reasons)
@@ -245,21 +268,38 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
     grading_name = source.path.name
     built = BuiltLines(lines=[])
     per_folder: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    keys: dict[tuple[str, str], list[Any]] = defaultdict(list)
     windows_of: dict[str, list[Any]] = defaultdict(list)  # the context windows the records measured
     template = dict.fromkeys(fields)
     every_field = fields == FIELDS
+    mixes: dict[tuple[str, str], set[tuple[Any, ...]]] = defaultdict(set)  # what setting_mix compares
+    mix_of = itemgetter(*(MEASURED_FIELDS.index(f) for f in _MIX_FIELDS))
+    window_at = MEASURED_FIELDS.index("context_window")
+    no_record = list(measured(None).values())
+    # The summary's tables read a few fields: a cell with no marker and nothing unsettled (nearly
+    # every cell) gets them straight from its digest rows' values, without a dict of every field.
+    fast = not every_field and source.digests is not None and _fast_rules()
+    part_at, measured_at = {f: i for i, f in enumerate(PART_FIELDS)}, {f: i for i, f in enumerate(MEASURED_FIELDS)}
+    plan = [(f, 0, part_at[f]) if f in part_at else (f, 1, measured_at[f]) if f in measured_at else (f, 2, 0)
+            for f in fields]
+    nothing = (None,)
 
     for cell in source.cells:
         folder, cell_id = cell["source"]["folder"], cell["source"]["cell"]
         if source.digests is not None:  # slim: the record's digest row (docs/digests.md), not the record
             row = source.record_digest(folder).get(f"{cell_id}.json")
-            got, setting_key = (row["measured"], row["setting_key"]) if row is not None else (measured(None), None)
+            got_values = row[0] if row is not None else no_record
         else:
-            record = source.record(folder, cell_id)
-            row = record
-            got, setting_key = measured(record), (record or {}).get("setting_key")
+            row = source.record(folder, cell_id)
+            got_values = list(measured(row).values())
+        if row is not None:
+            mixes[(folder, cell["level"])].add(mix_of(got_values))
+        if got_values[window_at]:
+            windows_of[folder].append(got_values[window_at])
         base = cell.get("_line")  # a slim cell's line part, computed once by its digest
+        if fast and base is not None and not base[0] and "review" not in cell:
+            sources = (base[1], got_values, nothing)
+            per_folder[folder].append({f: sources[src][at] for f, src, at in plan})
+            continue
         done = line_part(base, cell) if base is not None else None
         if done is not None:
             reasons, part = done
@@ -270,11 +310,8 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
             reasons, part = cell_part({**full, **({"review": cell["review"]} if "review" in cell else {})})
         if reasons:
             built.waiting.append((cell["n"], folder, cell_id, reasons))
+        got = dict(zip(MEASURED_FIELDS, got_values))
         line = {**got, **part} if every_field else {f: part[f] if f in part else got.get(f) for f in fields}
-        if got.get("context_window"):
-            windows_of[folder].append(got["context_window"])
-        if row is not None:
-            keys[(folder, cell["level"])].append(setting_key)
         per_folder[folder].append(line)
 
     def apart(folder: str, ln: dict[str, Any]) -> None:  # a skipped cell's line, or one not applicable
@@ -332,8 +369,8 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
                 line["context_window"] = line["context_window"] or window
             built.lines.append(line)
 
-    for (folder, level), found in sorted(keys.items()):
-        mix = levels_mod.setting_mix(found)
+    for (folder, level), found in sorted(mixes.items()):
+        mix = levels_mod.setting_mix([dict(zip(_MIX_FIELDS, values)) for values in found])
         if mix:
             built.warnings.append(f"{folder} at {level}: its cells were asked with {'; '.join(mix)}: "
                                   "their grades are not of one setting")

@@ -142,14 +142,20 @@ def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[
 
 def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
     """agreement.txt (S8.2) beside the grading, and the owner's helpfulness ratings (S7.4), once a review began."""
-    from pytest_assistant_eval.review.helpfulness import helpfulness_lines
     from pytest_assistant_eval.tables.agreement import write_agreement
 
-    if write_agreement(source.path, source.index, source.cells) is not None:
+    cells: Sequence[Mapping[str, Any]] = source.cells
+    if source.narrow and (source.path / "review.json").exists():
+        from pytest_assistant_eval.tables.grading_source import read_graded_cells
+
+        cells = read_graded_cells(source.path, slim=True)[1]  # summary cells lack what the agreement reads
+    if write_agreement(source.path, source.index, cells) is not None:
         print(f"\nAgreement of the judge with the owner: {source.path / 'agreement.txt'}", file=out)
     ratings = {str(c["n"]): c["review"]["helpfulness"] for c in source.cells
                if isinstance(c.get("review"), Mapping) and c["review"].get("helpfulness")}
     if ratings:
+        from pytest_assistant_eval.review.helpfulness import helpfulness_lines  # the review's code, when it began
+
         print("\nHelpfulness (the owner's ratings: 1 helpful, 2 partly, 3 not helpful)", file=out)
         print("\n".join(helpfulness_lines(ratings)), file=out)
 
@@ -167,7 +173,7 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
 
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        source = open_grading(grading_dir, results, slim=True)  # through the digests (docs/digests.md)
+        source = open_grading(grading_dir, results, slim=True, narrow=True)  # through digests (docs/digests.md)
         built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
     except (RecordError, LevelsError, OSError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
