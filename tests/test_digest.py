@@ -72,3 +72,47 @@ def test_a_stamp_counts_only_for_the_digest_it_was_saved_with(tmp_path: Path, mo
     _write(folder / "b.json", {"v": 2})
     assert read_digest(folder, dig, "t", "1", lambda d: d["v"])["b.json"] == 2
     assert not (tmp_path / "d.jsonl.folder").exists()
+
+
+def test_primed_rows_fold_into_the_digest_in_table_order_and_are_reused_while_their_files_stay(tmp_path: Path):
+    from pytest_assistant_eval.tables.digest import entry_line, merge_primed
+
+    folder, dig = tmp_path / "cells", tmp_path / ".digests" / "cells.jsonl"
+    folder.mkdir()
+    for n in (2, 10):
+        _write(folder / f"{n}.json", {"v": n})
+    derived: list[int] = []
+
+    def derive(doc: dict) -> int:
+        derived.append(doc["v"])
+        return doc["v"] * 10
+
+    read_digest(folder, dig, "t", "1", derive)
+    _write(folder / "10.json", {"v": 11})  # rewritten, and a new file, by the stage that primes their rows
+    _write(folder / "9.json", {"v": 9})
+    primed = dig.with_name(".primed-cells.jsonl")
+    primed.write_bytes(entry_line("10.json", os.stat(folder / "10.json"), 110)
+                       + entry_line("9.json", os.stat(folder / "9.json"), 90))
+    merge_primed(dig, "t", "1", primed)
+    assert not primed.exists()
+    names = [json.loads(line)[0] for line in dig.read_text().splitlines()[1:]]
+    assert names == ["2.json", "9.json", "10.json"]  # blind-number order, the order the tables walk
+    derived.clear()
+    assert read_digest(folder, dig, "t", "1", derive) == {"2.json": 20, "9.json": 90, "10.json": 110}
+    assert derived == []  # no file read: every row, old or primed, matched its file
+
+    # A digest of another row version is stale as a whole: only the primed rows are kept, the rest derived.
+    _write(folder / "2.json", {"v": 3})
+    primed.write_bytes(entry_line("2.json", os.stat(folder / "2.json"), 30))
+    merge_primed(dig, "t", "2", primed)
+    assert [json.loads(line)[0] for line in dig.read_text().splitlines()[1:]] == ["2.json"]
+    derived.clear()
+    assert read_digest(folder, dig, "t", "2", derive) == {"2.json": 30, "9.json": 90, "10.json": 110}
+    assert sorted(derived) == [9, 11]
+
+    # A primed row whose file changed since (or a wrong one) costs a read, never a wrong row.
+    primed.write_bytes(entry_line("9.json", os.stat(folder / "10.json"), 999))
+    merge_primed(dig, "t", "2", primed)
+    derived.clear()
+    assert read_digest(folder, dig, "t", "2", derive)["9.json"] == 90
+    assert derived == [9]

@@ -110,6 +110,30 @@ def test_the_judge_is_named_in_every_graded_cell_even_when_it_judged_nothing(two
     assert all(c["judge"]["verdicts"] == {} for c in cells)
 
 
+def test_grading_primes_the_tables_digests_with_the_rows_they_would_derive_from_the_files(two_folders, tmp_path):
+    import io
+    import shutil
+
+    from pytest_assistant_eval.tables.leaderboard import leaderboard_command
+    from pytest_assistant_eval.tables.summary import summary_command
+
+    out = tmp_path / "grading"
+    (out / ".digests").mkdir(parents=True)
+    (out / ".digests" / ".primed-cells.jsonl").write_text("what a killed grading left\n")
+    run_grade(two_folders, out)
+    digests = out / ".digests"
+    primed = {p.name: p.read_bytes() for p in digests.iterdir()}
+    assert set(primed) == {"cells.jsonl", "summary-cells.jsonl", *(f"records-{f.name}.jsonl" for f in two_folders)}
+    shutil.rmtree(digests)  # the tables derive every row from the files again
+    text = io.StringIO()
+    assert summary_command(out, CALIBRATION, out=text) == 0
+    assert leaderboard_command(out, CALIBRATION, out=io.StringIO()) == 0
+    assert {p.name: p.read_bytes() for p in digests.glob("*.jsonl")} == primed
+    assert run_grade(two_folders, out) == {"graded": 0, "skipped": 6}  # nothing graded: the digests stay
+    again = io.StringIO()
+    assert summary_command(out, CALIBRATION, out=again) == 0 and again.getvalue() == text.getvalue()
+
+
 # -- refusals that write nothing ----------------------------------------------------------
 def test_a_record_without_a_transcript_is_refused_and_nothing_is_written(two_folders, tmp_path, versions):
     record = question_record("G02__basic__r1", "guesser", versions)

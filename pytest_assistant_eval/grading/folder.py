@@ -39,6 +39,7 @@ from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
+from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
     CELL_FORMAT,
     GRADED_CELL_FORMAT,
@@ -475,11 +476,14 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grad
             jobs.append((str(folder), name, n))
     identities = {str(folder): run["identity"] for folder, run, _ in loaded}
     graded = skipped = batch = 0
+    primer = DigestPrimer(grading_dir)
     try:
-        for status in _graded_cells(jobs, identities, grading_dir, calibration, options.changed, cases, levels):
+        for status, rows in _graded_cells(jobs, identities, grading_dir, calibration, options.changed, cases,
+                                          levels):
             if status == "skipped":
                 skipped += 1
                 continue
+            primer.add(rows)
             graded += 1
             batch += 1
             if batch >= BATCH:
@@ -487,10 +491,12 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grad
                 batch = 0
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # nothing of a refused run is kept
+        primer.discard()
         raise
     cells_dir.mkdir(exist_ok=True)
     _adopt_staged(staging, cells_dir)
     sync_folder(cells_dir)
+    primer.finish()  # the tables' digests, so their first run reads no file again (docs/digests.md)
     return {"graded": graded, "skipped": skipped}
 
 
@@ -520,8 +526,8 @@ def _worker_start(calibration: str | None, grading_dir: str, identities: dict[st
     _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed)
 
 
-def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[str], tuple[str, str] | None]:
-    """Grade some cells; (their statuses, or the refusal that stops the run as (class, message))."""
+def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[tuple[str, list[Any]]], tuple[str, str] | None]:
+    """Grade some cells; (their statuses and digest rows, or the refusal that stops the run as (class, message))."""
     statuses = []
     try:
         for folder, name, n in chunk:
@@ -532,30 +538,38 @@ def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[str], tuple[st
 
 
 def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels_mod.Levels, grading_dir: Path,
-              identities: dict[str, Any], changed: bool) -> str:
-    """Read, check and grade one record into the staging folder: ``graded`` or ``skipped``."""
+              identities: dict[str, Any], changed: bool) -> tuple[str, list[Any]]:
+    """Read, check and grade one record into the staging folder: ``graded`` or ``skipped``, and its digest rows.
+
+    The rows (``tables.priming``) are what the tables' digests would read these two files for.
+    """
+    record_path = folder / "cells" / f"{name}.json"
+    try:
+        before: os.stat_result | None = os.stat(record_path)
+    except OSError:
+        before = None  # read_record says what is wrong
     record = read_record(folder, name, identities[str(folder)])
     check_versions(folder, record, cases)
     material = material_sha(record, cases, JUDGE_ID)
     skip, history = previous_grade(grading_dir / "cells" / f"{n}.json", material, changed, n)
     if skip:
-        return "skipped"
+        return "skipped", []
     cell = graded_cell(n, folder, record, material, grade_record(record, cases, levels))
     if history:
         cell["history"] = history
-    del record
     # Whole or absent after a kill (a fixed temporary name: the grading lock is held); synced per batch.
     target = grading_dir / STAGING / f"{n}.json"
     tmp = target.with_name(f".{n}.json.tmp")
-    tmp.write_text(json.dumps(cell, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    data = (json.dumps(cell, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    tmp.write_bytes(data)
     os.replace(tmp, target)
-    return "graded"
+    return "graded", primed_rows(target, data, record_path, record, before, folder.name)
 
 
 def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,
                   calibration: Path | None, changed: bool, cases: CaseSet, levels: levels_mod.Levels
-                  ) -> Iterator[str]:
-    """Each job's status, on a pool of the machine's cores when there is enough to share."""
+                  ) -> Iterator[tuple[str, list[Any]]]:
+    """Each job's status and digest rows, on a pool of the machine's cores when there is enough to share."""
     workers = int(os.environ.get("ASSISTANT_EVAL_GRADE_WORKERS") or min(os.cpu_count() or 1, 8))
     chunk = 32
     if workers < 2 or len(jobs) < 4 * chunk:

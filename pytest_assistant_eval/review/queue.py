@@ -17,6 +17,7 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -41,6 +42,7 @@ _FAMILIES = {
 _VENDOR_PRESETS = {"anthropic": "anthropic", "openai": "openai", "gemini": "google"}
 
 
+@lru_cache(maxsize=256)
 def family(preset: str | None, model: str | None) -> str | None:
     """The model's vendor family, from its name (any route: an OpenRouter ``anthropic/claude-…`` too)."""
     name = (model or "").lower()

@@ -30,7 +30,7 @@ import orjson
 
 from pytest_assistant_eval.records import HARNESS_VERSION
 
-__all__ = ["DIGEST_FORMAT", "read_digest", "loads", "no_gc", "without_gc"]
+__all__ = ["DIGEST_FORMAT", "read_digest", "merge_primed", "entry_line", "loads", "no_gc", "without_gc"]
 
 DIGEST_FORMAT = "assistant-eval.digest/1"
 
@@ -130,6 +130,11 @@ def _save_stamp(path: Path, stamp: Any, digest_inode: int | None) -> None:
         pass
 
 
+def _order(name: str) -> tuple[int, str]:
+    """The order rows are written in: the tables' (graded cells by blind number, "9.json" before "10.json")."""
+    return len(name), name
+
+
 def _write(path: Path, header: dict[str, Any], rows: Rows) -> int | None:
     """Write the digest aside and rename it over the old one; its inode, or None when the folder is read-only."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -138,7 +143,11 @@ def _write(path: Path, header: dict[str, Any], rows: Rows) -> int | None:
         with open(tmp, "wb") as handle:
             handle.write(orjson.dumps(header) + b"\n")
             dumps = orjson.dumps
-            handle.write(b"".join(dumps(entry) + b"\n" for entry in rows.values()))
+            # In the order the tables walk the files (graded cells by blind number: "9.json" before
+            # "10.json"): rows read back are then laid out in memory in that order, and a pass over
+            # 100,000 of them took half the time of one in the folder's order.
+            ordered = sorted(rows.values(), key=lambda entry: _order(entry[0]))
+            handle.write(b"".join(dumps(entry) + b"\n" for entry in ordered))
             inode = os.fstat(handle.fileno()).st_ino
         os.replace(tmp, path)  # no fsync: a digest lost to a power cut is rebuilt from the files
         return inode
@@ -214,3 +223,65 @@ def _read_digest(folder: Path, digest: Path, header: dict[str, Any], derive: Cal
         inode = loaded_inode  # the digest read above, found whole for this folder
     _save_stamp(digest, now_stamp if trusted else None, inode)
     return {name: entry[4] for name, entry in rows.items()}
+
+
+def entry_line(name: str, st: os.stat_result, row: Any) -> bytes:
+    """One digest line for the file ``name`` with stat ``st`` (``read_digest`` reuses it while the file is unchanged)."""
+    return orjson.dumps([name, st.st_mtime_ns, st.st_size, st.st_ino, row]) + b"\n"
+
+
+def _name_of(raw: bytes) -> str:
+    """The file name a digest line starts with, without parsing its row (names hold no quote or backslash)."""
+    end = raw.find(b'"', 2)
+    name = raw[2:end]
+    if not raw.startswith(b'["') or end < 0 or b"\\" in name:
+        return str(loads(raw)[0])
+    return name.decode()
+
+
+def merge_primed(digest: Path, kind: str, version: str, primed: Path) -> None:
+    """Fold the rows another stage primed (``entry_line``s in ``primed``) into ``digest``, then remove ``primed``.
+
+    The digest becomes its own rows (when whole and of this kind and version), each replaced by
+    a primed row of the same file, plus the new primed rows, in the tables' order: the first
+    table after a grading then reads no graded cell or record again. It goes line by line,
+    holding only names and offsets (100,000 rows of 4 KB would be 400 MB). A primed row is still
+    only a cache: ``read_digest`` checks every row against its file's stat as always.
+    """
+    header = orjson.dumps(_header(kind, version)) + b"\n"
+    spans: dict[str, tuple[int, int, int]] = {}  # name -> (source, offset, length); primed rows win
+    sources = []
+    try:
+        old = open(digest, "rb")
+    except OSError:
+        old = None
+    with open(primed, "rb") as fresh:
+        if old is not None:
+            with old:
+                if old.readline() == header:  # else stale as a whole: its files are derived on the next read
+                    sources.append(old.name)
+                    offset = old.tell()
+                    for raw in old:
+                        spans[_name_of(raw)] = (0, offset, len(raw))
+                        offset += len(raw)
+        at = len(sources)
+        sources.append(fresh.name)
+        offset = 0
+        for raw in fresh:
+            spans[_name_of(raw)] = (at, offset, len(raw))
+            offset += len(raw)
+    tmp = digest.with_name(f".{digest.name}.{os.getpid()}.tmp")
+    handles = [open(path, "rb") for path in sources]
+    try:
+        with open(tmp, "wb") as out:
+            out.write(header)
+            for name in sorted(spans, key=_order):
+                source, offset, length = spans[name]
+                handles[source].seek(offset)
+                out.write(handles[source].read(length))
+    finally:
+        for handle in handles:
+            handle.close()
+    os.replace(tmp, digest)  # no fsync, as for every digest: one lost to a power cut is rebuilt
+    _stamp_path(digest).unlink(missing_ok=True)  # the folder changed: the next read stats every file
+    primed.unlink()

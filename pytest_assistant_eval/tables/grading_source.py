@@ -90,8 +90,30 @@ def summary_cell(cell: dict[str, Any]) -> dict[str, Any]:
     (``review.queue.queue_facts``) and builds each line from ``_line``, so it needs neither the
     verdicts, items and parts nor the model; the agreement, which does, reads the slim cells.
     """
-    slim = slim_cell(cell)
+    return narrowed(slim_cell(cell))
+
+
+def narrowed(slim: dict[str, Any]) -> dict[str, Any]:
+    """The summary cell of a slim cell."""
     return {**{k: slim[k] for k in _SUMMARY_KEEP if k in slim}, "_queue": slim["_queue"], "_line": slim["_line"]}
+
+
+@dataclass(frozen=True)
+class DigestSpec:
+    """One digest of a grading folder: its file under ``GRADING/.digests``, kind and row version."""
+
+    file: str
+    kind: str
+    version: str
+
+
+CELLS_DIGEST = DigestSpec("cells.jsonl", "graded-cells", SLIM_CELL_VERSION)
+SUMMARY_DIGEST = DigestSpec("summary-cells.jsonl", "summary-cells", f"{SUMMARY_CELL_VERSION}.{SLIM_CELL_VERSION}")
+
+
+def records_digest(folder: str) -> DigestSpec:
+    """The digest of the records of the graded results folder named ``folder``."""
+    return DigestSpec(f"records-{folder}.jsonl", "records", RECORD_ROW_VERSION)
 
 
 def record_row(record: dict[str, Any]) -> list[Any]:
@@ -112,7 +134,7 @@ def record_row(record: dict[str, Any]) -> list[Any]:
     return [list(got.values()), na]
 
 __all__ = ["GradingSource", "open_grading", "read_graded_cells", "find_results_folder", "slim_cell", "summary_cell",
-           "record_row"]
+           "narrowed", "record_row", "DigestSpec", "CELLS_DIGEST", "SUMMARY_DIGEST", "records_digest"]
 
 
 @dataclass
@@ -137,9 +159,10 @@ class GradingSource:
             self.digests = {}
         if folder not in self.digests:
             base = self.folders.get(folder)
+            spec = records_digest(folder)
             self.digests[folder] = {} if base is None else read_digest(
-                base / "cells", self.path / DIGESTS / f"records-{folder}.jsonl", "records", RECORD_ROW_VERSION,
-                record_row, skip_unreadable=True)
+                base / "cells", self.path / DIGESTS / spec.file, spec.kind, spec.version, record_row,
+                skip_unreadable=True)
         return self.digests[folder]
 
     @property
@@ -235,12 +258,8 @@ def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = F
     ungraded: list[dict[str, Any]] = []
     folder_cells = grading_dir / "cells"
     if slim:
-        if narrow:
-            rows = read_digest(folder_cells, grading_dir / DIGESTS / "summary-cells.jsonl", "summary-cells",
-                               f"{SUMMARY_CELL_VERSION}.{SLIM_CELL_VERSION}", summary_cell)
-        else:
-            rows = read_digest(folder_cells, grading_dir / DIGESTS / "cells.jsonl", "graded-cells",
-                               SLIM_CELL_VERSION, slim_cell)
+        spec, derive = (SUMMARY_DIGEST, summary_cell) if narrow else (CELLS_DIGEST, slim_cell)
+        rows = read_digest(folder_cells, grading_dir / DIGESTS / spec.file, spec.kind, spec.version, derive)
         for entry in index["order"]:
             name = f"{entry['n']}.json"
             cell = rows.get(name)
