@@ -127,8 +127,8 @@ def main() -> int:
                                         "--judge", "scripted:rules", "--seed", "1"], scale / "grade-ai.log")
     rows.append(("grade-ai (offline)", seconds, peak, code, f"{seconds / args.cells * 1000:.2f} s per 1,000 cells"))
     print(f"load average before the tables: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)", flush=True)
-    # The first leaderboard and summary after grade-ai build the grading folder's digests
-    # (docs/digests.md); later ones read them. Both runs are shown; the bar is held on the later.
+    # grade-ai primes the grading folder's digests (docs/digests.md): the first leaderboard and
+    # summary read them as every later one does. Both runs are shown.
     for round_ in ("first", "again"):
         for name, argv in [("leaderboard", [*cli, "leaderboard", "--dir", str(grading)]),
                            ("summary", [*cli, "summary", "--dir", str(grading),

@@ -163,8 +163,10 @@ def main() -> int:
 
         sink = io.StringIO()
         print(f"  load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores; repeat when high)")
-        # The first run of summary and leaderboard after grading builds the digests (docs/digests.md);
-        # every later one reads them: both are shown, the bar is held on the later one.
+        # This grading folder is written directly, not by grade-ai, so nothing primed its digests
+        # (docs/digests.md): the first run of summary and leaderboard builds them from the files,
+        # every later one reads them (as the first after a grade-ai does). Both are shown; the bar
+        # is held on the later one.
         figures = {}
         for round_ in ("first", "again"):
             figures["calibrate"] = timed(f"calibrate ({len(cells):,} lines), {round_}",
