@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.lines import BuiltLines
 from pytest_assistant_eval.tables.render import render_table
-from pytest_assistant_eval.tables.tally import QUESTION_OUTCOMES, is_question, setting_label, tally
+from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
 
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
 
@@ -39,22 +39,9 @@ def _understandability(counts: Counter) -> str:
     return " ".join(f"{k}:{counts[k]}" for k in (1, 2, 3))
 
 
-def _settings_per_level(lines: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
-    seen: dict[tuple[str, str], set] = defaultdict(set)
-    for ln in lines:
-        if ln.get("outcome") not in ("skipped", "not_applicable"):
-            seen[(ln["model"], ln["level"])].add(ln.get("setting"))
-    return {k: len(v) for k, v in seen.items()}
-
-
-def _row_key(line: Mapping[str, Any], per_level: dict[tuple[str, str], int]) -> tuple[str, str]:
-    return line["model"], setting_label(line["level"], line.get("setting"), per_level.get((line["model"], line["level"]), 1))
-
-
 def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
     """The summary's tables as text."""
     lines = built.lines
-    per_level = _settings_per_level(lines)
     rank = {name: i for i, name in enumerate(level_order)}
 
     def order(key: tuple[str, str, str]) -> tuple[Any, ...]:
@@ -62,21 +49,40 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
         level = setting.split(" ")[0]
         return (model, rank.get(level, len(rank)), setting, CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
 
-    questions: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    tasks: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    # One pass over the lines (100,000 are slow to walk, whatever is done with each): grouped by
+    # model, level, setting and class; the rows' setting labels and tallies come after, per group.
+    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = defaultdict(list)
+    by_model: dict[str, int] = defaultdict(int)
+    automatic: dict[str, Any] = {}
+    codes_of: dict[str, Counter] = defaultdict(Counter)
+    set_apart: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
+        model = ln["model"]
+        if model not in automatic:
+            automatic[model] = ln.get("automatic_level")
+        by_model[model] += 1
+        attempts = ln.get("failed_attempts")
+        if attempts:
+            codes_of[model].update(attempts)
         if ln["outcome"] in ("skipped", "not_applicable"):
+            set_apart[model].append(ln)
             continue
-        model, setting = _row_key(ln, per_level)
-        if is_question(ln):
-            questions[(model, setting, ln["class"])].append(ln)
-        else:
-            tasks[(model, setting)].append(ln)
+        question = ln.get("kind") in QUESTION_KINDS
+        groups[(model, ln["level"], ln.get("setting"), question, ln["class"] if question else None)].append(ln)
+    settings: dict[tuple[str, str], set] = defaultdict(set)
+    for model, level, setting, _, _ in groups:
+        settings[(model, level)].add(setting)
+    questions: dict[tuple[str, str, str], Tally] = {}
+    tasks: dict[tuple[str, str], Tally] = {}
+    for (model, level, setting, question, cls), group in groups.items():
+        label = setting_label(level, setting, len(settings[(model, level)]))
+        into, key = (questions, (model, label, cls)) if question else (tasks, (model, label))
+        into[key] = into[key].merged(tally(group)) if key in into else tally(group)  # type: ignore[index]
 
     out: list[str] = []
     rows = []
     for key in sorted(questions, key=order):
-        t = tally(questions[key])
+        t = questions[key]
         rows.append([*key, str(sum(t.outcomes.values())), *(str(t.outcomes[o]) for o in QUESTION_OUTCOMES[:3]),
                      f"{t.outcomes['failed']} ({t.no_answer})", str(t.outcomes["waiting"]),
                      str(t.invented_numbers), _understandability(t.understandability)])
@@ -88,27 +94,23 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
 
     rows = []
     for key in sorted(tasks, key=lambda k: order((*k, "task"))):
-        t = tally(tasks[key])
+        t = tasks[key]
         rows.append([*key, str(t.task_runs), str(t.outcomes["pass"]), str(t.outcomes["fail"]),
                      str(t.outcomes["unsafe"]), str(t.outcomes["waiting"]), str(t.outcomes["user_error"])])
     if rows:
         out.append(render_table(["model", "level setting", "runs", "pass", "fail", "unsafe", "waiting", "user errors"],
                                 rows, ["l", "l"] + ["r"] * 6, title="Tasks: runs per outcome (user errors apart)"))
 
-    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for ln in lines:
-        by_model[ln["model"]].append(ln)
     notes: list[str] = ["Per model"]
     for model in sorted(by_model):
-        model_lines = by_model[model]
-        codes = Counter(code for ln in model_lines for code in ln.get("failed_attempts") or [])
+        codes = codes_of[model]
         failed = ", ".join(f"{code} {n}" for code, n in sorted(codes.items())) or "none"
-        auto = model_lines[0].get("automatic_level") or "–"
+        auto = automatic[model] or "–"
         notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
                      f"not part of the grade): {failed}")
         for what, outcome, reason in (("skipped by the owner", "skipped", "skip_reason"),
                                       ("not applicable", "not_applicable", "na_reason")):
-            apart = [ln for ln in model_lines if ln["outcome"] == outcome]
+            apart = [ln for ln in set_apart[model] if ln["outcome"] == outcome]
             if apart:
                 shown = "; ".join(f"{ln['cell']} ({ln.get(reason) or 'no reason'})" for ln in apart[:5])
                 more = f"; and {len(apart) - 5} more" if len(apart) > 5 else ""
