@@ -116,3 +116,34 @@ def test_primed_rows_fold_into_the_digest_in_table_order_and_are_reused_while_th
     derived.clear()
     assert read_digest(folder, dig, "t", "2", derive)["9.json"] == 90
     assert derived == [9]
+
+
+def test_a_merged_digest_is_stamped_whole_only_when_every_file_has_its_row_and_no_change_can_hide(tmp_path: Path):
+    from pytest_assistant_eval.tables.digest import entry_line, merge_primed
+
+    folder, dig = tmp_path / "cells", tmp_path / ".digests" / "cells.jsonl"
+    folder.mkdir()
+    dig.parent.mkdir()
+    for n in (1, 2):
+        _write(folder / f"{n}.json", {"v": n})
+    stamp = dig.with_name("cells.jsonl.folder")
+    primed = dig.with_name(".primed-cells.jsonl")
+
+    def prime(*names: str) -> None:
+        primed.write_bytes(b"".join(entry_line(n, os.stat(folder / n), 0) for n in names))
+
+    prime("1.json")  # 2.json has no row: the next read must stat the folder's files
+    merge_primed(dig, "t", "1", primed, folder, sole_writer=True)
+    assert not stamp.exists()
+    prime("1.json", "2.json")
+    merge_primed(dig, "t", "1", primed, folder)  # whole, but the folder changed under 2 s ago
+    assert not stamp.exists()
+    prime("2.json")
+    merge_primed(dig, "t", "1", primed, folder, sole_writer=True)  # the caller holds every writer's lock
+    st = os.stat(folder)
+    assert json.loads(stamp.read_text())["folder"] == [st.st_mtime_ns, st.st_ino]
+    _age(folder)
+    prime("1.json")
+    merge_primed(dig, "t", "1", primed, folder)  # whole, and the folder older than any clock tick
+    assert json.loads(stamp.read_text())["folder"] == [os.stat(folder).st_mtime_ns, st.st_ino]
+    assert read_digest(folder, dig, "t", "1", lambda doc: 1 / 0) == {"1.json": 0, "2.json": 0}

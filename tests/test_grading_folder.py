@@ -8,6 +8,7 @@ written, what a second run skips, and how the blind order is drawn.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +123,19 @@ def test_grading_primes_the_tables_digests_with_the_rows_they_would_derive_from_
     (out / ".digests" / ".primed-cells.jsonl").write_text("what a killed grading left\n")
     run_grade(two_folders, out)
     digests = out / ".digests"
-    primed = {p.name: p.read_bytes() for p in digests.iterdir()}
+    primed = {p.name: p.read_bytes() for p in digests.glob("*.jsonl")}
     assert set(primed) == {"cells.jsonl", "summary-cells.jsonl", *(f"records-{f.name}.jsonl" for f in two_folders)}
+    assert not list(digests.glob(".primed-*"))
+    # grade-ai held the lock every writer of cells/ takes: the cells' digests are stamped whole at once,
+    # so the first table stats no graded cell (the folder is as the stamp says) and reads none.
+    from pytest_assistant_eval.tables.digest import read_digest
+    from pytest_assistant_eval.tables.grading_source import CELLS_DIGEST, SUMMARY_DIGEST
+
+    for spec in (CELLS_DIGEST, SUMMARY_DIGEST):
+        stamp = json.loads((digests / f"{spec.file}.folder").read_text())["folder"]
+        assert stamp == [os.stat(out / "cells").st_mtime_ns, os.stat(out / "cells").st_ino]
+        rows = read_digest(out / "cells", digests / spec.file, spec.kind, spec.version, lambda doc: 1 / 0)
+        assert len(rows) == 6
     shutil.rmtree(digests)  # the tables derive every row from the files again
     text = io.StringIO()
     assert summary_command(out, CALIBRATION, out=text) == 0

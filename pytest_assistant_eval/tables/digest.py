@@ -230,26 +230,64 @@ def entry_line(name: str, st: os.stat_result, row: Any) -> bytes:
     return orjson.dumps([name, st.st_mtime_ns, st.st_size, st.st_ino, row]) + b"\n"
 
 
-def _name_of(raw: bytes) -> str:
-    """The file name a digest line starts with, without parsing its row (names hold no quote or backslash)."""
+def _head_of(raw: bytes) -> tuple[str, tuple[int, int, int] | None]:
+    """The file name a digest line starts with and its (mtime_ns, size, inode), without parsing its row.
+
+    Every digest line is written by ``orjson.dumps`` as ``["NAME",MTIME,SIZE,INODE,...``; names
+    hold no quote or backslash. Anything else is parsed whole.
+    """
     end = raw.find(b'"', 2)
     name = raw[2:end]
-    if not raw.startswith(b'["') or end < 0 or b"\\" in name:
-        return str(loads(raw)[0])
-    return name.decode()
+    if raw.startswith(b'["') and end > 0 and b"\\" not in name and raw[end + 1:end + 2] == b",":
+        parts = raw[end + 2:end + 80].split(b",", 3)
+        try:
+            return name.decode(), (int(parts[0]), int(parts[1]), int(parts[2]))
+        except (ValueError, IndexError):
+            return name.decode(), None
+    entry = loads(raw)
+    return str(entry[0]), (entry[1], entry[2], entry[3])
 
 
-def merge_primed(digest: Path, kind: str, version: str, primed: Path) -> None:
+def _whole_for(folder: Path, stats: dict[str, tuple[int, int, int] | None]) -> list[int] | None:
+    """The folder's stamp when ``stats`` has a row, of the file as it is now, for each of its files, and no more."""
+    try:
+        before = os.stat(folder)
+        seen = 0
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(".json") or name.startswith("."):
+                    continue
+                st = entry.stat()
+                if stats.get(name) != (st.st_mtime_ns, st.st_size, st.st_ino):
+                    return None
+                seen += 1
+        after = os.stat(folder)
+    except OSError:
+        return None
+    if seen != len(stats) or (before.st_mtime_ns, before.st_ino) != (after.st_mtime_ns, after.st_ino):
+        return None
+    return [after.st_mtime_ns, after.st_ino]
+
+
+def merge_primed(digest: Path, kind: str, version: str, primed: Path, folder: Path | None = None, *,
+                 sole_writer: bool = False) -> None:
     """Fold the rows another stage primed (``entry_line``s in ``primed``) into ``digest``, then remove ``primed``.
 
     The digest becomes its own rows (when whole and of this kind and version), each replaced by
     a primed row of the same file, plus the new primed rows, in the tables' order: the first
     table after a grading then reads no graded cell or record again. It goes line by line,
-    holding only names and offsets (100,000 rows of 4 KB would be 400 MB). A primed row is still
-    only a cache: ``read_digest`` checks every row against its file's stat as always.
+    holding only names, stats and offsets (100,000 rows of 4 KB would be 400 MB). A primed row
+    is still only a cache: ``read_digest`` checks every row against its file's stat as always.
+
+    With ``folder`` (the folder the rows describe), the folder's stamp is saved when every file
+    in it has a row of its stat and there are no other rows, so the next read stats no file:
+    when the folder changed within the last 2 s only if the caller is its ``sole_writer`` (holds
+    the lock every writer of it takes), else the racy rule of ``read_digest`` holds.
     """
     header = orjson.dumps(_header(kind, version)) + b"\n"
     spans: dict[str, tuple[int, int, int]] = {}  # name -> (source, offset, length); primed rows win
+    stats: dict[str, tuple[int, int, int] | None] = {}
     sources = []
     try:
         old = open(digest, "rb")
@@ -262,13 +300,15 @@ def merge_primed(digest: Path, kind: str, version: str, primed: Path) -> None:
                     sources.append(old.name)
                     offset = old.tell()
                     for raw in old:
-                        spans[_name_of(raw)] = (0, offset, len(raw))
+                        name, stats[name] = _head_of(raw)
+                        spans[name] = (0, offset, len(raw))
                         offset += len(raw)
         at = len(sources)
         sources.append(fresh.name)
         offset = 0
         for raw in fresh:
-            spans[_name_of(raw)] = (at, offset, len(raw))
+            name, stats[name] = _head_of(raw)
+            spans[name] = (at, offset, len(raw))
             offset += len(raw)
     tmp = digest.with_name(f".{digest.name}.{os.getpid()}.tmp")
     handles = [open(path, "rb") for path in sources]
@@ -279,9 +319,13 @@ def merge_primed(digest: Path, kind: str, version: str, primed: Path) -> None:
                 source, offset, length = spans[name]
                 handles[source].seek(offset)
                 out.write(handles[source].read(length))
+            inode = os.fstat(out.fileno()).st_ino
     finally:
         for handle in handles:
             handle.close()
     os.replace(tmp, digest)  # no fsync, as for every digest: one lost to a power cut is rebuilt
-    _stamp_path(digest).unlink(missing_ok=True)  # the folder changed: the next read stats every file
+    stamp = _whole_for(folder, stats) if folder is not None else None
+    if stamp is not None and not sole_writer and time.time_ns() - stamp[0] <= RACY_NS:
+        stamp = None
+    _save_stamp(digest, stamp, inode)  # without a stamp the next read stats every file
     primed.unlink()

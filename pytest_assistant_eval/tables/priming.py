@@ -32,7 +32,8 @@ __all__ = ["PRIMED_PREFIX", "primed_rows", "DigestPrimer"]
 #: Primed rows wait in ``GRADING/.digests/.primed-<digest file>`` until the grading is whole.
 PRIMED_PREFIX = ".primed-"
 
-Rows = list[tuple[DigestSpec, bytes]]
+#: (digest, the folder its rows describe, one digest line)
+Rows = list[tuple[DigestSpec, str, bytes]]
 
 
 def primed_rows(cell_path: Path, cell_bytes: bytes, record_path: Path, record: dict[str, Any],
@@ -47,13 +48,14 @@ def primed_rows(cell_path: Path, cell_bytes: bytes, record_path: Path, record: d
     st = os.stat(cell_path)  # a rename into cells/ keeps the inode, size and modification time
     slim = slim_cell(loads(cell_bytes))
     name = cell_path.name
-    rows.append((CELLS_DIGEST, entry_line(name, st, slim)))
-    rows.append((SUMMARY_DIGEST, entry_line(name, st, narrowed(slim))))
+    rows.append((CELLS_DIGEST, "", entry_line(name, st, slim)))  # "": the grading folder's cells/
+    rows.append((SUMMARY_DIGEST, "", entry_line(name, st, narrowed(slim))))
     if record_stat is not None:
         after = os.stat(record_path)
         if (after.st_mtime_ns, after.st_size, after.st_ino) == (record_stat.st_mtime_ns, record_stat.st_size,
                                                                  record_stat.st_ino):
-            rows.append((records_digest(folder_name), entry_line(record_path.name, after, record_row(record))))
+            rows.append((records_digest(folder_name), str(record_path.parent),
+                         entry_line(record_path.name, after, record_row(record))))
     return rows
 
 
@@ -61,25 +63,35 @@ class DigestPrimer:
     """Collects primed rows of one grade-ai run in files beside the digests, and folds them in at its end."""
 
     def __init__(self, grading_dir: Path) -> None:
+        self.grading_dir = grading_dir
         self.folder = grading_dir / DIGESTS
         self.handles: dict[DigestSpec, IO[bytes]] = {}
+        self.described: dict[DigestSpec, Path] = {}
         self.discard()  # what a killed run left: rows of cells it may never have moved into cells/
 
     def add(self, rows: Rows) -> None:
-        for spec, line in rows:
+        for spec, described, line in rows:
             handle = self.handles.get(spec)
             if handle is None:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 handle = self.handles[spec] = open(self.folder / f"{PRIMED_PREFIX}{spec.file}", "wb")
+                self.described[spec] = Path(described) if described else self.grading_dir / "cells"
             handle.write(line)
 
     def finish(self) -> None:
-        """Fold every primed file into its digest; a digest that cannot be written is removed (and rebuilt)."""
+        """Fold every primed file into its digest; a digest that cannot be written is removed (and rebuilt).
+
+        Call it holding the grading lock, with every graded cell in ``cells/``: the cells'
+        digests are then stamped whole at once (no other writer of ``cells/`` can run), so the
+        first table reads them as every later one does.
+        """
         for spec, handle in self.handles.items():
             handle.close()
             target = self.folder / spec.file
+            described = self.described[spec]
             try:
-                merge_primed(target, spec.kind, spec.version, self.folder / f"{PRIMED_PREFIX}{spec.file}")
+                merge_primed(target, spec.kind, spec.version, self.folder / f"{PRIMED_PREFIX}{spec.file}",
+                             described, sole_writer=described == self.grading_dir / "cells")
             except (OSError, ValueError):
                 target.unlink(missing_ok=True)  # a cache: the tables derive it from the files instead
         self.handles = {}
