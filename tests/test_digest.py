@@ -147,3 +147,13 @@ def test_a_merged_digest_is_stamped_whole_only_when_every_file_has_its_row_and_n
     merge_primed(dig, "t", "1", primed, folder)  # whole, and the folder older than any clock tick
     assert json.loads(stamp.read_text())["folder"] == [os.stat(folder).st_mtime_ns, st.st_ino]
     assert read_digest(folder, dig, "t", "1", lambda doc: 1 / 0) == {"1.json": 0, "2.json": 0}
+
+
+def test_a_graded_cell_the_tables_cannot_read_primes_no_row_and_stops_nothing(tmp_path: Path):
+    from pytest_assistant_eval.tables.priming import primed_rows
+
+    cell = tmp_path / "7.json"
+    cell.write_bytes(b'{"n": 7, "conversation_seconds": NaN}\n')  # what json.dumps writes for a NaN
+    record = tmp_path / "G01__basic__r1.json"
+    record.write_text("{}")
+    assert primed_rows(cell, cell.read_bytes(), record, {}, os.stat(record), "m") == []

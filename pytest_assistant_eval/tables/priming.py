@@ -45,13 +45,19 @@ def primed_rows(cell_path: Path, cell_bytes: bytes, record_path: Path, record: d
     it was read (``record_stat``: its stat before; None to leave it to the tables).
     """
     rows: Rows = []
-    st = os.stat(cell_path)  # a rename into cells/ keeps the inode, size and modification time
-    slim = slim_cell(loads(cell_bytes))
+    try:
+        st = os.stat(cell_path)  # a rename into cells/ keeps the inode, size and modification time
+        slim = slim_cell(loads(cell_bytes))
+    except (OSError, ValueError):
+        return rows  # a cell the tables cannot read either (a NaN, say): they say so, grading goes on
     name = cell_path.name
     rows.append((CELLS_DIGEST, "", entry_line(name, st, slim)))  # "": the grading folder's cells/
     rows.append((SUMMARY_DIGEST, "", entry_line(name, st, narrowed(slim))))
     if record_stat is not None:
-        after = os.stat(record_path)
+        try:
+            after = os.stat(record_path)
+        except OSError:
+            return rows
         if (after.st_mtime_ns, after.st_size, after.st_ino) == (record_stat.st_mtime_ns, record_stat.st_size,
                                                                  record_stat.st_ino):
             rows.append((records_digest(folder_name), str(record_path.parent),
