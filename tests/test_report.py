@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval.tables.report import build_report, report_command
+from tests.graded_helpers import run_and_grade
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATION = REPO / "calibration"
@@ -79,18 +80,11 @@ def _plant(base: Path) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> tuple[Path, dict[str, int]]:
     """results/<model>, grading/ (reviewed by the scripted owner) and the planted cells' blind numbers."""
-    from pytest_assistant_eval.grading.folder import grade_command
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
 
     base = tmp_path_factory.mktemp("report")
-    argv = [sys.executable, "-m", "pytest", "-c", str(CALIBRATION / "pytest.ini"), "--rootdir", str(CALIBRATION),
-            f"--world={world_dir}", f"--out={base / 'results'}", "-q", "-p", "no:cacheprovider", "-k", "basic"]
-    for model in MODELS:
-        argv += ["--model", f"scripted:{model}"]
-    subprocess.run([*argv, str(CALIBRATION / "cells.py")], check=True, capture_output=True)
-    folders = sorted(p for p in (base / "results").iterdir() if (p / "run.json").exists())
-    assert grade_command(folders, base / "grading", "scripted:rules", seed=5, calibration=CALIBRATION) == 0
-    assert review_command(base / "grading", CALIBRATION, ReviewOptions(owner="scripted")) == 0
+    grading = run_and_grade(base, world_dir, MODELS, seed=5)
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted")) == 0
     return base, _plant(base)
 
 

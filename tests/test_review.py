@@ -22,6 +22,7 @@ import pytest
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
 from pytest_assistant_eval.review.queue import LOW_CONFIDENCE, draw_queue, family, reasons_for
 from pytest_assistant_eval.tables.summary import summary_command
+from tests.graded_helpers import run_and_grade
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATION = REPO / "calibration"
@@ -31,16 +32,8 @@ MODELS = ("oracle", "invents", "false-claims")
 @pytest.fixture(scope="session")
 def graded_base(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> Path:
     """results/<model> and grading/ of three reference assistants at the basic level."""
-    from pytest_assistant_eval.grading.folder import grade_command
-
     base = tmp_path_factory.mktemp("reviewed")
-    argv = [sys.executable, "-m", "pytest", "-c", str(CALIBRATION / "pytest.ini"), "--rootdir", str(CALIBRATION),
-            f"--world={world_dir}", f"--out={base / 'results'}", "-q", "-p", "no:cacheprovider", "-k", "basic"]
-    for model in MODELS:
-        argv += ["--model", f"scripted:{model}"]
-    subprocess.run([*argv, str(CALIBRATION / "cells.py")], check=True, capture_output=True)
-    folders = sorted(p for p in (base / "results").iterdir() if (p / "run.json").exists())
-    assert grade_command(folders, base / "grading", "scripted:rules", seed=3, calibration=CALIBRATION) == 0
+    run_and_grade(base, world_dir, MODELS, seed=3)
     return base
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -373,24 +373,23 @@ def forbidden_items(answer: str, forbidden: Sequence[ForbiddenClaim]) -> list[It
     return items
 
 
-def _no_data_item(answer: str) -> Item:
-    item = Item(id="no_data", kind="no_data", text="says that the data does not answer the question",
-                allowed=("right", "missing", "wrong"))
-    phrase = says_no_data(answer)
-    if phrase is None:
+def _said_item(answer: str, item: Item, reader: Callable[[str], str | None], evidence: str) -> Item:
+    """``item`` settled right when ``reader`` finds the answer saying it (kept as ``evidence``), else open."""
+    words = reader(answer)
+    if words is None:
         return item
-    item.evidence["phrase"] = phrase
+    item.evidence[evidence] = words
     return settle(item, "right")
+
+
+def _no_data_item(answer: str) -> Item:
+    return _said_item(answer, Item(id="no_data", kind="no_data", text="says that the data does not answer the question",
+                                   allowed=("right", "missing", "wrong")), says_no_data, "phrase")
 
 
 def _failed_run_item(answer: str) -> Item:
-    item = Item(id="failed_run", kind="failed_run", text="says that the background run failed",
-                allowed=("right", "missing", "wrong"))
-    words = says_failed(answer)
-    if words is None:
-        return item
-    item.evidence["words"] = words
-    return settle(item, "right")
+    return _said_item(answer, Item(id="failed_run", kind="failed_run", text="says that the background run failed",
+                                   allowed=("right", "missing", "wrong")), says_failed, "words")
 
 
 # ---------------------------------------------------------------------------

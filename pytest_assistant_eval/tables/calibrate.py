@@ -120,10 +120,7 @@ def _model_tables(model: str, lines: Sequence[Mapping[str, Any]], level_order: S
     rows = []
     for row in rate_table:
         for outcome, name in RATES:
-            cells = []
-            for c in classes:
-                t = row.tallies[c]
-                cells.append(format_rate(t.safe_rate() if outcome == "safe" else t.rate(outcome)))
+            cells = [format_rate(row.tallies[c].rate_of(outcome)) for c in classes]
             rows.append([row.label if outcome == "answered" else "", name, *cells])
     t_all = tally(lines)
     table = render_table(["level setting", "rate", *classes], rows, ["l", "l"] + ["r"] * len(classes),

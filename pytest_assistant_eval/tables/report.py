@@ -111,11 +111,8 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
             table = []
             for row in rows:
                 for outcome, name in RATES:
-                    rates = []
-                    for c in classes:
-                        t = row.tallies[c]
-                        interval = t.safe_rate() if outcome == "safe" else t.rate(outcome)
-                        rates.append(_rate(interval, model=model, level=row.level, **{"class": c}))
+                    rates = [_rate(row.tallies[c].rate_of(outcome), model=model, level=row.level, **{"class": c})
+                             for c in classes]
                     table.append({"label": row.label if outcome == "answered" else "", "rate": name, "rates": rates})
                 if title is None:
                     for c in classes:

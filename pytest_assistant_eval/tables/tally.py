@@ -119,6 +119,10 @@ class Tally:
     def safe_rate(self) -> Interval:
         return wilson(self.safe, self.ran)
 
+    def rate_of(self, name: str) -> Interval:
+        """One of the rate table's rates (``calibrate.RATES``): an outcome's share of the cells, or ``safe``."""
+        return self.safe_rate() if name == "safe" else self.rate(name)
+
 
 def tally(lines: Iterable[Mapping[str, Any]]) -> Tally:
     """Count ``lines`` into one ``Tally``."""
