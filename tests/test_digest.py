@@ -148,6 +148,12 @@ def test_a_merged_digest_is_stamped_whole_only_when_every_file_has_its_row_and_n
     assert json.loads(stamp.read_text())["folder"] == [os.stat(folder).st_mtime_ns, st.st_ino]
     assert read_digest(folder, dig, "t", "1", lambda doc: 1 / 0) == {"1.json": 0, "2.json": 0}
 
+    (folder / "2.json").unlink()  # its row stays in the digest: the folder is no longer as the rows say
+    prime("1.json")
+    merge_primed(dig, "t", "1", primed, folder, sole_writer=True)
+    assert not stamp.exists()
+    assert read_digest(folder, dig, "t", "1", lambda doc: 1 / 0) == {"1.json": 0}
+
 
 def test_a_graded_cell_the_tables_cannot_read_primes_no_row_and_stops_nothing(tmp_path: Path):
     from pytest_assistant_eval.tables.priming import primed_rows

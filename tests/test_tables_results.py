@@ -249,6 +249,18 @@ def test_summary_counts_per_model_level_setting_and_class(tmp_path: Path):
     assert row.split()[:9] == ["m", "basic", "lookup", "2", "1", "0", "0", "1", "(1)"]
 
 
+def test_summary_rows_of_settings_that_show_alike_hold_the_cells_of_both():
+    from pytest_assistant_eval.tables.lines import BuiltLines
+    from pytest_assistant_eval.tables.summary import render_summary
+
+    lines = [line(cell="G01__basic__r1", setting="aaaaaaaa1111"), line(cell="G01__basic__r2", setting="aaaaaaaa2222"),
+             line(cell="G01__basic__r3", setting="bbbbbbbb0000", outcome="failed")]
+    rows = [r.split() for r in render_summary(BuiltLines(lines), ["basic"]).splitlines() if r.startswith("m ")]
+    # Two settings shown by the same 8 digits are one row, of both settings' cells.
+    assert [r[:6] for r in rows] == [["m", "basic", "[aaaaaaaa]", "lookup", "2", "2"],
+                                     ["m", "basic", "[bbbbbbbb]", "lookup", "1", "0"]]
+
+
 def test_summary_warns_when_one_models_cells_at_one_level_mix_tool_hashes(tmp_path: Path):
     folder = grading_folder(tmp_path, [graded(1), graded(2)])
     key = {"level": "basic", "system_hash": "a" * 64, "tools_hash": "b" * 64, "behaviour": "b1"}
