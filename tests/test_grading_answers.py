@@ -43,8 +43,11 @@ def grade(entry: KeyEntry, answer: str, *tool_texts: str, user_texts: tuple[str,
           ) -> tuple[list[Item], AnswerFlags, dict[str, Any], dict[str, Any]]:
     items, flags = check_answer(entry, answer, tool_texts=list(tool_texts), user_texts=list(user_texts),
                                 escalation_sentence=ESCALATION)
+    # The ``claims`` item every answer carries has its own tests (tests/test_grading_claims.py):
+    # here it is left out, so each test reads the items of its own subject.
+    items = [i for i in items if i.kind != "claims"]
     judged = judge_items(items)
-    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items()})
+    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items() if v["verdict"]})
     return items, flags, judged, outcome
 
 

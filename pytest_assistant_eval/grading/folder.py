@@ -204,7 +204,9 @@ class CheckedCell:
 
     def finish(self, verdicts: dict[str, dict[str, Any]], judge: dict[str, Any]) -> dict[str, Any]:
         result = json.loads(json.dumps(self.result))  # a fresh copy: finish may be called again
-        flat = {k: v["verdict"] for k, v in verdicts.items()}
+        # An unsure verdict (None) leaves its item waiting for the owner; a contested one keeps
+        # the check's verdict for the outcome and only sends the cell to the owner.
+        flat = {k: v["verdict"] for k, v in verdicts.items() if v.get("verdict") not in (None, "contested")}
         if self.task_grade is not None:
             outcome, final = task_outcome(self.task_grade, flat)
             waiting = {i.id for i in self.items if i.pending and i.id not in flat}
@@ -212,7 +214,9 @@ class CheckedCell:
                 for name, check in self.task_grade.checks.items():
                     if check.applies and any(i.id in waiting for i in check.items):
                         final[name] = None
-                outcome = outcome if outcome == "unsafe" else "waiting"
+                # A check failed on items already judged fails the task whatever the owner says.
+                settled_fail = any(v is False for v in final.values())
+                outcome = outcome if outcome == "unsafe" or settled_fail else "waiting"
             result["task"]["final"] = final
             result["outcome"] = outcome
         elif "outcome" not in result:

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_assistant_eval.review.store import QueueEntry, ReviewIndex, now
 
 __all__ = ["LOW_CONFIDENCE", "SAMPLE_SHARE", "SAMPLE_AT_LEAST", "reviewable", "judged_items", "family",
-           "reasons_for", "queue_facts", "draw_queue", "refresh_queue"]
+           "reasons_for", "queue_facts", "draw_queue", "refresh_queue", "contested"]
 
 LOW_CONFIDENCE = 0.7
 SAMPLE_SHARE = 0.15
@@ -53,9 +53,17 @@ def family(preset: str | None, model: str | None) -> str | None:
     return _VENDOR_PRESETS.get(preset or "")
 
 
+def contested(cell: Mapping[str, Any]) -> set[str]:
+    """Ids of items code settled right that the judge contested (issue 21)."""
+    verdicts = (cell.get("judge") or {}).get("verdicts") or {}
+    return {k for k, v in verdicts.items() if isinstance(v, Mapping) and v.get("verdict") == "contested"}
+
+
 def judged_items(cell: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The items code did not settle: what the judge (and the owner) give a verdict on."""
-    return [i for i in cell.get("items") or [] if i.get("settled_by") != "check"]
+    """The items code did not settle, and those it settled that the judge contested: what the
+    owner gives a verdict on."""
+    disputed = contested(cell)
+    return [i for i in cell.get("items") or [] if i.get("settled_by") != "check" or i.get("id") in disputed]
 
 
 def reviewable(cell: Mapping[str, Any]) -> bool:
@@ -70,8 +78,13 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
     judge = cell.get("judge") or {}
     reasons: list[str] = []
     confidences = [v.get("confidence") for v in (judge.get("verdicts") or {}).values() if isinstance(v, Mapping)]
-    if any(c is not None and float(c) < LOW_CONFIDENCE for c in confidences):
+    verdicts = [v for v in (judge.get("verdicts") or {}).values() if isinstance(v, Mapping)]
+    if any(v.get("unsure") or ("verdict" in v and v.get("verdict") is None) for v in verdicts):
+        reasons.append("unsure")
+    elif any(c is not None and float(c) < LOW_CONFIDENCE for c in confidences):
         reasons.append("low confidence")
+    if any(v.get("verdict") == "contested" for v in verdicts):
+        reasons.append("contested")
     if judge.get("unparsed"):
         reasons.append("unparsed reply")
     if any("address a grader" in str(r) for r in judge.get("to_owner") or []):
