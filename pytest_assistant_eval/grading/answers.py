@@ -255,7 +255,10 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
     value, unit, per = expected
     if unit is None:
         for q in quantities:
-            if q.unit is None and same_quantity(q, (value, None)):
+            if q.unit is None and same_quantity(q, (value, None)) and _gate(item, fact, answer, q.start, q.end,
+                                                                             need_subject=True):
+                for k in ("stated_in", "not_settled_because", "denied_in_clause"):
+                    item.evidence.pop(k, None)
                 item.evidence["matched_at"] = q.start
                 item.evidence["matched_end"] = q.end
                 return settle(item, "right")
@@ -294,6 +297,12 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
                 item.evidence["stated_as"] = q.text
                 item.evidence["value_at"] = q.start
                 return item
+            # A bare number names many things ("Rua de Miguel Bombarda 45" for a 45-minute talk):
+            # it states the fact only in a sentence about the fact's subject.
+            if not _gate(item, fact, answer, q.start, q.end, need_subject=True):
+                continue
+            for k in ("stated_in", "not_settled_because", "denied_in_clause"):
+                item.evidence.pop(k, None)
             flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
             item.evidence["matched_at"] = q.start
             item.evidence["matched_end"] = q.end

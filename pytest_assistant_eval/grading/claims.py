@@ -58,6 +58,10 @@ def _moment_keys(d: DateMention) -> set[tuple[str, Any]]:
 def _seen_keys(texts: Iterable[str]) -> set[tuple[str, Any]]:
     seen: set[tuple[str, Any]] = set()
     for text in texts:
+        own: set[tuple[str, Any]] = set()
+        for d in find_dates(text):
+            own |= _moment_keys(d)
+        seen |= own | _days_around(own)  # a stay's nights, within one record
         for d in find_dates(text):
             seen |= _moment_keys(d)
             if d.offset is not None and d.kind in ("datetime", "time"):
@@ -84,7 +88,6 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
     skip = set(covered)
     texts = list(sources)
     seen = _seen_keys(texts)
-    seen |= _days_around(seen)
     joined = "\n".join(texts).casefold()
     found: list[dict[str, str]] = []
     for d in find_dates(text):

@@ -369,7 +369,7 @@ def judge_entry(judge: str, options: JudgeOptions) -> dict[str, Any]:
         return {"grader": judge, **JUDGES[judge]}
     preset, model = parse_judge(judge)
     return {"grader": judge, "route": "api", "deterministic": False, "preset": preset, "model": model,
-            "address": options.base_url, "rubric": "j1"}
+            "address": options.base_url, "rubric": JUDGE_RUBRIC}
 
 
 def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path, judge: str,
@@ -404,7 +404,7 @@ def material_sha(record: dict[str, Any], cases: CaseSet, judge: str) -> str:
     """What a graded cell was graded from: the record, the key, the rubric (and a model judge's rubric)."""
     data: dict[str, Any] = {"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION}
     if judge != JUDGE_ID:
-        data["judge_rubric"] = "j1"
+        data["judge_rubric"] = JUDGE_RUBRIC
     return _sha(data)
 
 

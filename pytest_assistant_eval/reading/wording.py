@@ -474,11 +474,13 @@ def subject_anchors(statement: str, value: Any = None) -> frozenset[str]:
     """The words a sentence about this statement's subject is likely to hold: its lower-case
     content words (names are left out: a name is the value of one fact and the subject of
     another), as five-letter stems ("invited" -> "invit", "clashes" -> "clash")."""
+    from pytest_assistant_eval.reading.quantities import canonical_unit
+
     own = {_stem(w) for w in _WORD.findall(str(value))} if isinstance(value, str) else set()
     out = set()
     for w in _WORD.findall(statement):
-        if len(w) < 4 or not w.islower() or w in _STOP:
-            continue
+        if len(w) < 4 or not w.islower() or w in _STOP or canonical_unit(w) is not None:
+            continue  # unit words ("minutes") go with every quantity, not with one subject
         stem = _stem(w)
         if stem not in own:
             out.add(_GROUP.get(stem, stem))
@@ -486,7 +488,10 @@ def subject_anchors(statement: str, value: Any = None) -> frozenset[str]:
 
 
 def mentions_subject(sentence: str, anchors: frozenset[str]) -> bool:
-    """Whether a sentence holds one of a statement's anchors (see ``subject_anchors``)."""
+    """Whether a sentence holds one of a statement's anchors (see ``subject_anchors``); a
+    statement without any (a bare label) cannot be checked this way and passes."""
+    if not anchors:
+        return True
     return any(_GROUP.get(_stem(w), _stem(w)) in anchors for w in _WORD.findall(sentence) if len(w) >= 4)
 
 
