@@ -42,11 +42,11 @@ from pytest_assistant_eval.records import (
     git_commit,
     read_json,
     redact_data,
-    remove_stale_temporaries,
     set_aside,
     write_json_atomic,
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
+from pytest_assistant_eval.results_folder import refuse_grading_folder, remove_harness_temporaries
 from pytest_assistant_eval.world.backend import LogEntry, Policy
 from pytest_assistant_eval.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.world.services import open_world
@@ -86,8 +86,15 @@ def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[s
     if (identity["preset"], identity["model"]) != (spec.preset, spec.model):
         raise UsageError(f"{folder.name}: this results folder is of {identity['preset']}:{identity['model']}")
     planned = [c.cell_id for c in plan_cells(cases, levels, options)]
-    lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
-    lines += [skips.unskip(folder, cell, planned) for cell in unskip]
+    from pytest_assistant_eval.writer_lock import WriterLock
+
+    lock = WriterLock(folder)  # one writer per results folder: never beside a live run
+    lock.acquire()
+    try:
+        lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
+        lines += [skips.unskip(folder, cell, planned) for cell in unskip]
+    finally:
+        lock.release()
     return lines
 
 
@@ -300,7 +307,11 @@ class RunSession:
 
     def prepare_folders(self) -> None:
         """Write or extend each model's run.json before any cell runs (controller only)."""
-        remove_stale_temporaries(self.options.out)  # a killed run's half-written temporaries
+        folders = [results_dir(self.options, spec) for spec in self.models.values()]
+        for folder in {self.options.out, *folders}:
+            refuse_grading_folder(folder, UsageError)  # a grading folder is never a results folder
+        for folder in {self.options.out, *folders}:
+            remove_harness_temporaries(folder)  # a killed run's half-written temporaries, nothing else
         shutil.rmtree(self.work_dir(), ignore_errors=True)  # and the world copies of its cells
         for label, spec in self.models.items():
             folder = results_dir(self.options, spec)
