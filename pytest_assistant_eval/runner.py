@@ -26,6 +26,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
     changed_tables,
     CheckpointJournal,
     checkpoint_path,
+    counted_requests,
     read_checkpoint,
     setting_reason,
     write_checkpoint,
@@ -638,14 +639,20 @@ class RunSession:
                         cp = restored
                     else:
                         notes.append(f"{cell.cell_id}: started again: {why}")
-                        cp_path.unlink(missing_ok=True)
-                journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted")
+                        # The requests it already sent stay counted (S4.8: once each). The old file
+                        # stays until the first request's whole checkpoint replaces it (a rename), so a
+                        # kill in between loses no count either.
+                        cp["requests_by_day"] = counted_requests(cp_path)
+                journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted", secrets=self._secrets())
                 conversation.before_request = lambda state, request: self._save_checkpoint(
                     journal, cp, state, request, conversation, world, start_state)
                 try:
                     final = conversation.run()
                 except ProviderError as exc:
-                    return self._stopped(cell, cp_path, cp, conversation, exc, notes)
+                    stopped = self._stopped(cell, cp_path, cp, conversation, exc, notes)
+                    # Said whether the cell then finishes or stops again.
+                    stopped.message = "\n".join([*notes, stopped.message]) if notes else stopped.message
+                    return stopped
                 end_state = world.snapshot()
                 log = [entry.to_dict() for entry in world.log]
             finally:
@@ -721,14 +728,17 @@ class RunSession:
             return None, RESTART_REASONS["request"]
         try:
             state = LoopState.from_dict(data["state"])
-        except (KeyError, TypeError):
+            log = [LogEntry.from_dict(entry) for entry in data["service_log"]]
+        except (KeyError, TypeError, AttributeError):
             return None, RESTART_REASONS["format"]
+        # Nothing is restored before the checkpoint is known to give the request that was sent:
+        # a cell started again starts from the fresh conversation and world, never a mix.
+        if request_body_sha256(conversation.request_for(state)) != data["pending"]["request_sha256"]:
+            return None, RESTART_REASONS["request"]
         world.restore(data["world_state"])
-        world.log.extend(LogEntry.from_dict(entry) for entry in data["service_log"])
+        world.log.extend(log)
         conversation.state = state
         conversation.requests_log = list(data["requests_log"])
-        if request_body_sha256(conversation.next_request()) != data["pending"]["request_sha256"]:
-            return None, RESTART_REASONS["request"]
         stop = data["stop"] or {}
         data["resume"]["count"] += 1
         data["resume"]["points"].append({
@@ -814,7 +824,8 @@ class RunSession:
         if keep:
             cp["stop"] = {k: stop[k] for k in ("code", "at", "status", "provider_code", "message")}
             cp["attempts"] = attempts
-            write_checkpoint(cp_path, {k: v for k, v in cp.items() if not k.startswith("_")})
+            write_checkpoint(cp_path, {k: v for k, v in cp.items() if not k.startswith("_")},
+                             secrets=self._secrets())
             again = (f"\n  {cell.cell_id}: the same request failed {same} times; --skip it or wait"
                      if same >= 3 else "")
             return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "
