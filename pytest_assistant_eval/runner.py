@@ -145,7 +145,7 @@ def _unsaved_advice(exc: ProviderError, spec: ModelSpec) -> str:
 
 
 USER_LABEL = "(user)"
-WORK_DIR = ".work"  # the cells' world copies, under --out
+WORK_DIR = ".work"  # the cells' world copies, in their results folder (under its writer lock)
 BROKEN_DIR = "broken"  # records that did not parse, moved aside by --resume  # the provider cache and key entry of the --user-model
 
 
@@ -311,9 +311,11 @@ class RunSession:
         folders = [results_dir(self.options, spec) for spec in self.models.values()]
         for folder in {self.options.out, *folders}:
             refuse_grading_folder(folder, UsageError)  # a grading folder is never a results folder
-        for folder in {self.options.out, *folders}:
+        # Only the folders this run writes (and holds the lock of) are cleaned: a parent --out of
+        # several models may hold another live run's folders beside ours.
+        for folder in folders:
             remove_harness_temporaries(folder)  # a killed run's half-written temporaries, nothing else
-        shutil.rmtree(self.work_dir(), ignore_errors=True)  # and the world copies of its cells
+            shutil.rmtree(folder / WORK_DIR, ignore_errors=True)  # and the world copies of its cells
         for label, spec in self.models.items():
             folder = results_dir(self.options, spec)
             path = folder / "run.json"
@@ -530,10 +532,11 @@ class RunSession:
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
-        try:
-            self.work_dir().rmdir()  # only when empty: another worker may still be running a cell
-        except OSError:
-            pass
+        for spec in self.models.values():
+            try:
+                self.work_dir(spec).rmdir()  # only when empty: another worker may still be running a cell
+            except OSError:
+                pass
 
     def checkpoint_path(self, cell: CellSpec) -> Path:
         return checkpoint_path(results_dir(self.options, self.models[cell.model]), cell.cell_id)
@@ -561,21 +564,23 @@ class RunSession:
             return (f"{cell.cell_id}: its record could not be read ({why}); it was moved aside to "
                     f"{BROKEN_DIR}/{moved.name} and the cell is asked again")
 
-    def work_dir(self) -> Path:
-        """Where cells copy the world: inside --out, so the next run removes what a killed one left."""
-        return self.options.out / WORK_DIR
+    def work_dir(self, spec: ModelSpec) -> Path:
+        """Where a model's cells copy the world: inside its results folder, so the next run of the
+        folder removes what a killed one left (and no run touches another's copies)."""
+        return results_dir(self.options, spec) / WORK_DIR
 
-    def _cell_work_dir(self) -> Path:
+    def _cell_work_dir(self, spec: ModelSpec) -> Path:
         """A new folder for one cell's world copy. Another worker that finishes removes the shared
         folder when it is empty, possibly between our mkdir and mkdtemp: make it again then."""
+        work = self.work_dir(spec)
         for _ in range(5):
-            self.work_dir().mkdir(parents=True, exist_ok=True)
+            work.mkdir(parents=True, exist_ok=True)
             try:
-                return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+                return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=work))
             except FileNotFoundError:
                 continue
-        self.work_dir().mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+        work.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=work))
 
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
@@ -619,7 +624,7 @@ class RunSession:
                                              tuple(questions), keys, task))
         _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         started_at = _now()
-        workdir = self._cell_work_dir()
+        workdir = self._cell_work_dir(spec)
         try:
             world = open_world(self.options.world, variant, workdir, policy)
             try:

@@ -165,3 +165,17 @@ def test_resume_removes_only_the_temporaries_the_harness_left(world_dir, tmp_pat
     runner.RunSession(options).prepare_folders()
     assert [p for p in owners if not p.exists()] == [], "an owner's own files are never deleted"
     assert [p for p in ours if p.exists()] == []
+
+
+def test_a_run_on_a_parent_out_cleans_only_its_own_models_folders(world_dir, tmp_path):
+    out = tmp_path / "parent"
+    options = runner.RunOptions(world=world_dir, out=out, calibration=CALIBRATION, levels=("basic",), resume=True,
+                                models=(runner.ModelSpec("scripted", "oracle"), runner.ModelSpec("scripted", "invents")))
+    beside = [out / "another-run" / ".run.json.ab12cd34.tmp", out / "another-run" / ".work" / "cell" / "base.sqlite"]
+    ours = [out / "oracle" / ".run.json.ab12cd34.tmp", out / "invents" / ".work" / "cell" / "base.sqlite"]
+    for path in [*beside, *ours]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
+    runner.RunSession(options).prepare_folders()
+    assert all(p.exists() for p in beside), "another live run's folder beside ours is never touched"
+    assert not any(p.exists() for p in ours)
