@@ -35,10 +35,12 @@ from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.levels import LevelsError
 from pytest_assistant_eval.grading.answers import answer_context, check_answer
 from pytest_assistant_eval.grading.lock import grading_lock
+from pytest_assistant_eval.writer_lock import refuse_live
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
+from pytest_assistant_eval.tables.grading_source import folder_name_key
 from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
     CELL_FORMAT,
@@ -177,15 +179,38 @@ def check_folders(results: list[Path], grading_dir: Path) -> None:
     """The same folder twice would grade its cells twice; a grading folder inside a results folder
     writes graded cells among the records, after which that folder cannot be graded again."""
     seen: dict[Path, Path] = {}
+    names: dict[str, Path] = {}
     target = grading_dir.resolve()
     for folder in results:
         real = folder.resolve()
         if real in seen:
             raise GradingError(f"the results folder {folder} is given twice (also as {seen[real]})")
         seen[real] = folder
+        # A grading names its folders by name (the blind order, graded cells, digests, tables):
+        # two of one name (a/res, b/res; or Res and res on a disk that folds case) would merge.
+        name = folder_name_key(folder.name)
+        if name in names:
+            raise GradingError(f"the results folders {names[name]} and {folder} have the same name "
+                               f"({names[name].name!r}, {folder.name!r}): a grading names its folders by name, "
+                               "so their cells would be merged; rename one and grade them again")
+        names[name] = folder
         if target == real or real in target.parents:
             raise GradingError(f"--dir {grading_dir} is inside the results folder {folder}: choose a grading "
                                "folder outside every results folder (e.g. _eval_reports/grading)")
+
+
+def check_no_cell_twice(loaded: Sequence[tuple[Path, dict[str, Any], "FolderRecords"]]) -> None:
+    """Two folders of one identity (one model on one world, e.g. a folder and its copy) holding
+    the same cell would grade and count that cell twice."""
+    holders: dict[tuple[str, str], Path] = {}
+    for folder, run, records in loaded:
+        identity = json.dumps(run["identity"], sort_keys=True)
+        for name in records.names:
+            other = holders.setdefault((identity, name), folder)
+            if other != folder:
+                raise GradingError(f"{other} and {folder} are results folders of one model and world and both "
+                                   f"hold the cell {name}: it would be graded and counted twice; "
+                                   "grade one of them (or move the copy away)")
 
 
 @dataclass
@@ -316,8 +341,11 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     from pytest_assistant_eval.planning import load_calibration
 
     check_folders(results, grading_dir)
+    for folder in results:  # a folder whose run still writes it is no finished folder
+        refuse_live(folder, "grade-ai", GradingError)
     cases, levels = load_calibration(calibration or default_calibration_dir())
     loaded = [(folder, *load_results(folder, calibration)) for folder in results]  # names and run.json only
+    check_no_cell_twice(loaded)
     worlds = {run["identity"]["world"] for _, run, _ in loaded}
     if len(worlds) > 1:
         raise GradingError("these results folders were made on different builds of the world; "

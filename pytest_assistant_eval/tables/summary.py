@@ -172,12 +172,14 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
+    from pytest_assistant_eval.writer_lock import FolderInUse
 
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        source = open_grading(grading_dir, results, slim=True, narrow=True)  # through digests (docs/digests.md)
+        source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
+                              command="summary")
         built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
-    except (RecordError, LevelsError, OSError) as exc:
+    except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     print(render_summary(built, levels.names), file=out)
