@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
@@ -60,18 +61,20 @@ def checkpoint_path(results: Path, cell_id: str) -> Path:
     return results / "partial" / f"{cell_id}.json"
 
 
-def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True, secrets: Secrets | None = None) -> None:
     """Write a whole checkpoint atomically (temp file, rename): the old or the new one survives.
 
     ``durable`` also fsyncs the file, so the checkpoint survives a power cut too. The
     runner asks for it on every route whose requests cost quota or money; the built-in
     ``scripted`` assistants' requests cost nothing. The folder is not fsynced per request.
+    ``secrets``: the run's keys, redacted like every other writer's (an echoed header, a tool
+    argument holding the key); without them only key-shaped strings would go.
     """
-    _write_whole(path, data, durable)
+    _write_whole(path, data, durable, secrets)
 
 
-def _write_whole(path: Path, data: dict[str, Any], durable: bool) -> str:
-    text = redact(dumps({**data, "format": CHECKPOINT_FORMAT}, compact=True))
+def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: Secrets | None) -> str:
+    text = redact(dumps({**data, "format": CHECKPOINT_FORMAT}, compact=True), secrets or ())
     write_text_atomic(path, text, mode=0o600, sync_dir=False, sync=durable)
     return text
 
@@ -83,9 +86,10 @@ class CheckpointJournal:
     so a field is compared with what was written, not with what the loop holds now.
     """
 
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
+    def __init__(self, path: Path, *, durable: bool = True, secrets: Secrets | None = None) -> None:
         self.path = path
         self.durable = durable
+        self.secrets = secrets or Secrets()
         self.written: dict[str, Any] | None = None
         self.lines = 0
 
@@ -95,13 +99,13 @@ class CheckpointJournal:
 
     def write(self, data: dict[str, Any]) -> None:
         if self.written is None or self.lines >= MAX_JOURNAL_LINES or not self.path.exists():
-            self.written = json.loads(_write_whole(self.path, data, self.durable))
+            self.written = json.loads(_write_whole(self.path, data, self.durable, self.secrets))
             self.lines = 1
             return
         changes = changes_between(self.written, data)
         if not changes["set"] and not changes["add"]:
             return
-        line = redact(dumps({"journal": self.lines, **changes}, compact=True))  # one line, newline-ended
+        line = redact(dumps({"journal": self.lines, **changes}, compact=True), self.secrets)  # one line, newline-ended
         try:
             self._append(line.encode("utf-8"))
         except BaseException:
