@@ -16,6 +16,8 @@ import pytest
 from pytest_assistant_eval import runner
 from pytest_assistant_eval.progress import Progress
 from pytest_assistant_eval.results_folder import refuse_grading_folder
+from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.report_redaction import guard_showlocals, redact_report
 from pytest_assistant_eval.scheduling import RouteScheduling, scope_for
 from pytest_assistant_eval.writer_lock import FolderInUse, WriterLock, check_under
 
@@ -172,6 +174,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for spec in session.models.values():
         config.addinivalue_line("markers", f"{_marker(spec.preset)}: cells of this provider preset")
         config.addinivalue_line("markers", f"{_marker(spec.label)}: cells of this model")
+    said = guard_showlocals(config.option)  # on workers too: each renders its own cells' tracebacks
+    if said and not hasattr(config, "workerinput") and said not in session.start_lines:
+        session.start_lines.append(said)
     if not hasattr(config, "workerinput"):
         try:
             _hold_folders(config, session)  # before anything in the folders is cleaned or written
@@ -285,6 +290,15 @@ def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
         return result
 
     return run
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A cell's report is redacted with the run's keys before pytest prints it or writes junit."""
+    outcome = yield
+    session = item.config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        redact_report(outcome.get_result(), getattr(session, "_secrets", Secrets)())
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

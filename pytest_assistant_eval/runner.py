@@ -35,6 +35,7 @@ from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopSt
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
 from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
+from pytest_assistant_eval.providers.secret import Secret, Secrets
 from pytest_assistant_eval.records import (
     RecordError,
     CELL_FORMAT,
@@ -276,7 +277,8 @@ class RunSession:
         self.keys: dict[str, KeyEntry] = self.cases.key.entries
         self.commit = git_commit()
         self._providers: dict[str, Any] = {}
-        self._keys: dict[str, str | None] = {}
+        self._keys: dict[str, Secret | None] = {}
+        self._run_secrets: Secrets | None = None
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
         self._probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
@@ -418,8 +420,14 @@ class RunSession:
         self._providers[name] = provider
         return provider
 
-    def _secrets(self) -> tuple[str, ...]:
-        return tuple(k for k in self._keys.values() if k)
+    def _secrets(self) -> Secrets:
+        """The run's keys as every writer redacts with them; a key that is also one of the run's own
+        names (a model, a label, an address) is never searched for (issue 23, item 16)."""
+        if self._run_secrets is None:
+            specs = [*self.models.values(), *([self.options.user_model] if self.options.user_model else [])]
+            names = [str(v) for s in specs for v in (s.model, s.label, s.preset, s.base_url, s.route) if v]
+            self._run_secrets = Secrets(self._keys.values(), identity=names)
+        return self._run_secrets
 
     def _user(self, task: Task | None, spec: ModelSpec, names: Names) -> Any:
         """The simulated user of a task cell: a model with --user-model (not for scripted assistants)."""

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.providers.redact import KEY_MARK
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
@@ -67,42 +69,45 @@ def checkpoint_path(results: Path, cell_id: str) -> Path:
 WHOLE = ("state", "world_state", "service_log", "requests_log", "pending")
 
 
-def _secrets_only(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 6 and secret in text:
-            text = text.replace(secret, "[key]")
+def _secrets_only(text: str, secrets: Secrets | None) -> str:
+    """Only the run's own keys replaced (weak keys never searched for: see Secrets)."""
+    for needle in Secrets.of(secrets).needles():
+        if needle in text:
+            text = text.replace(needle, KEY_MARK)
     return text
 
 
-def _redact_field(key: str, text: str, secrets: tuple[str, ...]) -> str:
+def _redact_field(key: str, text: str, secrets: Secrets | None) -> str:
     """A field's JSON text as a checkpoint keeps it: the conversation whole, the rest redacted."""
-    return _secrets_only(text, secrets) if key in WHOLE else redact(text, secrets)
+    return _secrets_only(text, secrets) if key in WHOLE else redact(text, secrets or ())
 
 
-def checkpoint_text(data: dict[str, Any], secrets: tuple[str, ...] = ()) -> str:
+def checkpoint_text(data: dict[str, Any], secrets: Secrets | None = None) -> str:
     """One whole checkpoint as one JSON line (the journal's first)."""
     fields = [f"{json.dumps(key, ensure_ascii=False)}:{_redact_field(key, dumps(value, compact=True)[:-1], secrets)}"
               for key, value in {**data, "format": CHECKPOINT_FORMAT}.items()]
     return "{" + ",".join(fields) + "}\n"
 
 
-def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True, secrets: tuple[str, ...] = ()) -> None:
+def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True, secrets: Secrets | None = None) -> None:
     """Write a whole checkpoint atomically (temp file, rename): the old or the new one survives.
 
     ``durable`` also fsyncs the file, so the checkpoint survives a power cut too. The
     runner asks for it on every route whose requests cost quota or money; the built-in
     ``scripted`` assistants' requests cost nothing. The folder is not fsynced per request.
+    ``secrets``: the run's keys, redacted like every other writer's (an echoed header, a tool
+    argument holding the key); without them only key-shaped strings would go.
     """
     _write_whole(path, data, durable, secrets)
 
 
-def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: tuple[str, ...] = ()) -> str:
+def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: Secrets | None = None) -> str:
     text = checkpoint_text(data, secrets)
     write_text_atomic(path, text, mode=0o600, sync_dir=False, sync=durable)
     return text
 
 
-def _journal_line(n: int, changes: dict[str, list[Any]], secrets: tuple[str, ...]) -> str:
+def _journal_line(n: int, changes: dict[str, list[Any]], secrets: Secrets | None) -> str:
     """One journal line, each change redacted as the field it changes (``checkpoint_text``)."""
     kept = {kind: [json.loads(_redact_field(entry[0][0], dumps(entry, compact=True), secrets))
                    for entry in entries] for kind, entries in changes.items()}
@@ -116,10 +121,10 @@ class CheckpointJournal:
     so a field is compared with what was written, not with what the loop holds now.
     """
 
-    def __init__(self, path: Path, *, durable: bool = True, secrets: tuple[str, ...] = ()) -> None:
+    def __init__(self, path: Path, *, durable: bool = True, secrets: Secrets | None = None) -> None:
         self.path = path
         self.durable = durable
-        self.secrets = secrets
+        self.secrets = secrets or Secrets()
         self.written: dict[str, Any] | None = None
         self.lines = 0
 
