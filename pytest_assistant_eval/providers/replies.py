@@ -47,7 +47,7 @@ def checked_response(parse: Callable[[], ChatResponse], wire_format: str,
     except ProviderError:
         raise
     except SHAPE_ERRORS as exc:
-        raise unreadable_shape(wire_format, f"{type(exc).__name__} while reading it", sample) from None
+        raise unreadable_shape(wire_format, "a part of it is not of the type the format gives it", sample) from None
     problem = response_problem(response)
     if problem is not None:
         raise unreadable_shape(wire_format, problem, sample)
