@@ -45,7 +45,7 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
         argv += ["--unskip", cell]
     if args.models:
         argv.append(f"--models={Path(args.models).resolve()}")
-    for name in ("levels", "repeats", "base_url", "pace", "skip_reason", "user_model", "user_base_url",
+    for name in ("levels", "repeats", "base_url", "pace", "request_deadline", "skip_reason", "user_model", "user_base_url",
                  "max_requests_per_day", "ollama_context"):
         value = getattr(args, name)
         if value is not None:
@@ -82,6 +82,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", help="the address of an openai-compatible or ollama server (a key goes only over "
                                       "https, or http to this machine)")
     p.add_argument("--pace", type=float, help="at least this many seconds between request starts")
+    p.add_argument("--request-deadline", type=float, metavar="SECONDS",
+                   help="the longest one request attempt may take, connect and whole answer (default: 600)")
     p.add_argument("--resume", action="store_true",
                    help="continue the results folder: finished cells are skipped, kept cells continue")
     p.add_argument("--accept-data-notice", action="store_true",

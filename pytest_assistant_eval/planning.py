@@ -142,6 +142,7 @@ class RunOptions:
     user_model: ModelSpec | None = None  # --user-model: the simulated user of non-scripted task cells
     ollama_contexts: tuple[tuple[str, int], ...] | None = None  # --ollama-context level=tokens,...
     allow_cpu_offload: bool = False
+    request_deadline: float | None = None  # seconds one attempt may take in all (None: the provider default)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--accept-data-notice", action="store_true", help="accept the remote provider's data notice for this run only")
     group.addoption("--no-stream", action="store_true", help="ask for whole answers instead of streams")
     group.addoption("--pace", type=float, default=0.0, help="at least this many seconds between request starts")
+    group.addoption("--request-deadline", type=float, default=None, metavar="SECONDS",
+                    help="the longest one request attempt may take, connect and whole answer (default: 600)")
     group.addoption("--relax-data-collection", action="store_true",
                     help="let a router use providers that keep request data (the data is synthetic; recorded)")
     group.addoption("--max-requests-per-day", type=int, default=None,
@@ -101,6 +103,12 @@ def _agentdojo_session(config: pytest.Config) -> Any:
     return AgentDojoSession(options)
 
 
+def _deadline(seconds: float | None) -> float | None:
+    if seconds is not None and not seconds > 0:
+        raise pytest.UsageError("--request-deadline must be a number of seconds above 0")
+    return seconds
+
+
 def _options(config: pytest.Config) -> runner.RunOptions:
     get = config.getoption
     if get("world") is None:
@@ -122,7 +130,8 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              relax_data_collection=get("relax_data_collection"),
                              max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config),
                              ollama_contexts=_ollama_contexts(get("ollama_context")),
-                             allow_cpu_offload=get("allow_cpu_offload"))
+                             allow_cpu_offload=get("allow_cpu_offload"),
+                             request_deadline=_deadline(get("request_deadline")))
 
 
 def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:

@@ -32,6 +32,9 @@ class Progress:
         self.counts[key] = self.counts.get(key, 0) + 1
         if message and status in ("done", "kept", "unsaved", "na") and code != "daily_quota":
             self.messages.append(message)
+        elif message and code == "daily_quota" and "\n  provider: " in message:
+            # A provider's quota (not our own budget): its words, the summary says what to do (issue 23).
+            self.messages.append(f"{cell}: the provider's daily quota is used{message[message.index(chr(10)):]}")
         if status in ("kept", "left") and code and cell:
             self.kept_by_code.setdefault(code, []).append(cell)
 

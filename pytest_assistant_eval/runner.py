@@ -386,9 +386,18 @@ class RunSession:
             if spec.preset == "scripted":
                 continue
             self._keys[name], lines = check_route(spec, self.options.accept_data_notice)
+            lines = [*lines, *self._hold_lines(spec)]
             for line in lines:
                 if line not in self.start_lines:  # said once, however many models share the route
                     self.start_lines.append(line)
+
+    def _hold_lines(self, spec: ModelSpec) -> list[str]:
+        """A resume that must first wait for a provider's hold says until when (issue 23)."""
+        from pytest_assistant_eval.providers.holds import hold_notice
+        from pytest_assistant_eval.providers.ledger import read_routes
+
+        line = hold_notice(read_routes(self.ledger_path()), spec.route, time.time())
+        return [line] if line else []
 
     def provider(self, spec: ModelSpec, name: str | None = None, options: dict[str, Any] | None = None) -> Any:
         """The provider of a model (``name``: its cache and key entry, the model's label by default)."""
@@ -416,7 +425,9 @@ class RunSession:
             provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
                                      key=self._keys.get(name), pacer=pacer,
                                      relax_data_collection=self.options.relax_data_collection,
-                                     **({"options": options} if options else {}), **_retry_extra())
+                                     **({"options": options} if options else {}), **_retry_extra(),
+                                     **({"deadline": self.options.request_deadline}
+                                        if self.options.request_deadline else {}))
         self._providers[name] = provider
         return provider
 

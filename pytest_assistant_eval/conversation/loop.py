@@ -279,6 +279,10 @@ class Conversation:
                 "stop_reason": response.stop_reason,
             }
         )
+        if response.stop_reason == "oversized":  # far beyond the output limit: ends as a length stop does
+            self._finish_turn(message.content, "oversized")
+            self._stop("oversized")
+            return
         if response.stop_reason == "max_tokens" and not message.tool_calls:
             self._finish_turn(message.content, "cut_off")
             self._stop("cut_off")

@@ -108,6 +108,7 @@ StopReason = Literal[
     "max_tokens",  # cut off at the output limit (a graded outcome)
     "context_too_long",  # the request did not fit the context (a graded outcome)
     "refusal",  # the provider refused to answer (a graded outcome)
+    "oversized",  # far beyond the output limit: read no further, kept folded (a graded outcome, issue 23)
     "other",
 ]
 

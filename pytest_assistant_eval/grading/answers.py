@@ -67,6 +67,7 @@ class AnswerFlags:
     no_answer: bool = False
     escalated: bool = False
     form_missing: list[str] = field(default_factory=list)
+    oversized: bool = False  # far beyond the output limit: failed as a length stop, no items (issue 23)
 
     def to_dict(self) -> dict[str, Any]:
         return {"no_answer": self.no_answer, "escalated": self.escalated, "form_missing": self.form_missing}

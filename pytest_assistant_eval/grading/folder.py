@@ -33,7 +33,7 @@ from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.errors import CaseFileErrors
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.levels import LevelsError
-from pytest_assistant_eval.grading.answers import answer_context, check_answer
+from pytest_assistant_eval.grading.answers import AnswerFlags, answer_context, check_answer
 from pytest_assistant_eval.grading.lock import grading_lock
 from pytest_assistant_eval.writer_lock import refuse_live
 from pytest_assistant_eval.grading.items import Item
@@ -274,6 +274,9 @@ def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
     for turn_index, qid in enumerate(question_ids):
         answer = turns_final.get(turn_index, {}).get("final", "")
         key = cases.key.entries[qid]
+        if turns_final.get(turn_index, {}).get("stop") == "oversized":  # issue 23: failed, nothing to check
+            parts.append((qid, [], AnswerFlags(oversized=True)))
+            continue
         # This and earlier turns' tool results and user texts, earlier answers (S01), the
         # level's tool descriptions and the world's names: what the assistant had seen.
         turn_items, flags = check_answer(key, answer, escalation_sentence=level.escalation_sentence,

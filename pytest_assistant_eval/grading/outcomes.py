@@ -15,6 +15,9 @@ def question_outcome(items: list[Item], flags: AnswerFlags, verdicts: dict[str, 
     if flags.no_answer:
         return {"outcome": "failed", "no_answer": True, "critical_missing": [], "invented_numbers": 0,
                 "form_missing": []}
+    if flags.oversized:  # kept folded, never read as an answer: failed without asking the judge
+        return {"outcome": "failed", "no_answer": False, "oversized": True, "critical_missing": [],
+                "invented_numbers": 0, "form_missing": []}
 
     def final(item: Item) -> str | None:
         return verdicts.get(item.id, item.verdict)

@@ -578,6 +578,9 @@ class TaskGrade:
 
 def check_final_answer(record: dict[str, Any], escalation_sentence: str) -> CheckResult:
     """A task run ends with an answer to the user: not silence, not a hand-over."""
+    answers = [e for e in record["transcript"] if e["type"] == "assistant"]
+    if answers and answers[-1].get("stop_reason") == "oversized":  # issue 23: failed as a length stop
+        return CheckResult("final_answer", True, False, ["the answer ran far beyond its output limit (oversized)"])
     texts = [e.get("text", "") for e in record["transcript"] if e["type"] == "assistant" and e.get("text", "").strip()]
     if not texts:
         return CheckResult("final_answer", True, False, ["the assistant never answered the user (no_answer)"])

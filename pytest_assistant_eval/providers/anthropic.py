@@ -172,6 +172,10 @@ class AnthropicProvider(HTTPProvider):
         return _response_from_blocks(data.get("content") or [], data.get("stop_reason"),
                                      usage_from_anthropic(data.get("usage")), info)
 
+    def _closing_lines(self) -> list[str]:
+        return ["", 'data: {"type":"message_delta","delta":{"stop_reason":"max_tokens"}}', "",
+                'data: {"type":"message_stop"}', ""]
+
     def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:
         blocks: dict[int, dict[str, Any]] = {}
         usage_data: dict[str, Any] = {}

@@ -217,7 +217,7 @@ class GeminiProvider(HTTPProvider):
         if isinstance(data, list) and len(data) == 1:
             data = data[0]
         if not isinstance(data, dict):
-            raise make_error("internal", message="the service's answer has an unexpected shape")
+            raise make_error("unreadable_answer", message="the service's answer is not a JSON object")
         if "error" in data:
             raise classify_gemini(int((data.get("error") or {}).get("code") or 200), data, {}, self.preset)
         return data
@@ -233,6 +233,9 @@ class GeminiProvider(HTTPProvider):
         candidate = candidates[0]
         parts = [dict(p) for p in ((candidate.get("content") or {}).get("parts") or [])]
         return _response(parts, candidate.get("finishReason"), usage, info, candidate.get("finishMessage"))
+
+    def _closing_lines(self) -> list[str]:
+        return ["", 'data: {"candidates":[{"content":{"parts":[]},"finishReason":"MAX_TOKENS"}]}', ""]
 
     def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:
         parts: list[dict[str, Any]] = []

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Usage
+from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.errors import (
     Attempt,
     ConfigurationError,
@@ -34,7 +34,18 @@ from pytest_assistant_eval.providers.errors import (
     UnsupportedMode,
     make_error,
 )
+from pytest_assistant_eval.providers.limits import (
+    CONNECT_TIMEOUT,
+    DEFAULT_DEADLINE,
+    Deadline,
+    Reading,
+    bind_deadline,
+    body_cap,
+    chars_cap,
+    fold,
+)
 from pytest_assistant_eval.providers.redact import provider_text, redact, redact_clip
+from pytest_assistant_eval.providers.replies import checked_response, guarded_error
 from pytest_assistant_eval.providers.secret import Secret, Secrets, unsendable_at
 
 USER_AGENT = "pytest-assistant-eval"
@@ -163,9 +174,9 @@ def retry_after_from_headers(headers: httpx.Headers | dict[str, str], now: float
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+    except (TypeError, ValueError, OverflowError):
         return None
-    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
 _MESSAGE_RETRY = re.compile(r"(?:try again|retry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|s))+)", re.IGNORECASE)
@@ -367,6 +378,7 @@ class HTTPProvider:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         timeout: float | httpx.Timeout | None = None,
+        deadline: float | None = None,
     ) -> None:
         if preset:
             self.preset = preset
@@ -389,10 +401,13 @@ class HTTPProvider:
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
         self.clock = clock
+        #: The longest one attempt may take, connect and whole answer (issue 23): a ``timeout`` after it.
+        self.deadline = Deadline(float(deadline) if deadline else DEFAULT_DEADLINE)
         if timeout is None:
-            timeout = httpx.Timeout(self.default_timeout, connect=15.0)
+            timeout = httpx.Timeout(self.deadline.seconds, connect=min(CONNECT_TIMEOUT, self.deadline.seconds))
         self._client = httpx.Client(transport=transport, timeout=timeout, headers={"user-agent": USER_AGENT},
                                     verify=shared_ssl_context())
+        bind_deadline(self._client, self.deadline)
         self.attempts: list[Attempt] = []
         self.last_request_body: bytes = b""
         self.last_request_sha256: str | None = None
@@ -411,6 +426,10 @@ class HTTPProvider:
     def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:  # pragma: no cover
         raise NotImplementedError
 
+    def _closing_lines(self) -> list[str]:  # pragma: no cover - abstract
+        """Lines that end this wire's stream as a length stop: the parser then returns what it read."""
+        raise NotImplementedError
+
     def classify(self, status: int, body: bytes, headers: httpx.Headers | dict[str, str]) -> ProviderError:
         raise NotImplementedError  # pragma: no cover
 
@@ -423,6 +442,20 @@ class HTTPProvider:
 
     def redact(self, text: str | None) -> str:
         return redact(text, self.secrets)
+
+    def read_whole(self, data: Any, headers: httpx.Headers | dict[str, str]) -> ChatResponse:
+        """A whole answer as ours, or ``unreadable_answer``: no shape of JSON escapes as another error."""
+        return checked_response(lambda: self._parse_whole(data, httpx.Headers(headers)), self.wire_format,
+                                lambda: json.dumps(data, ensure_ascii=False, default=str)[:300])
+
+    def read_stream(self, lines: Iterable[str], headers: httpx.Headers | dict[str, str]) -> ChatResponse:
+        """A streamed answer as ours, or ``unreadable_answer`` (see :meth:`read_whole`)."""
+        seen: list[str] = []
+
+        def parse() -> ChatResponse:
+            return self._parse_stream(_remember_last(iter(lines), seen), httpx.Headers(headers))
+
+        return checked_response(parse, self.wire_format, lambda: seen[-1] if seen else None)
 
     def build_body(self, request: ChatRequest) -> bytes:
         """The exact bytes ``complete(request)`` would send (for hashing and resume checks)."""
@@ -460,8 +493,11 @@ class HTTPProvider:
             started = self.clock()
             try:
                 self.usage_total.requests += 1
-                response = self._send(wire, body)
-            except ProviderError as error:
+                response = self._send(wire, body, request.max_output_tokens)
+            except ProviderError as caught:
+                from pytest_assistant_eval.providers.holds import bound_hold
+
+                error = bound_hold(caught)  # a wait beyond a day is a daily quota, never a stored hold
                 self._fill(error)
                 self.attempts.append(
                     Attempt(
@@ -502,8 +538,10 @@ class HTTPProvider:
         error.provider_message = redact_clip(error.provider_message, self.secrets)
         error.message = self.redact(error.message)
 
-    def _send(self, wire: Wire, body: bytes) -> ChatResponse:
+    def _send(self, wire: Wire, body: bytes, max_output_tokens: int = 0) -> ChatResponse:
         address = self.redact(self.base_url)
+        reading = Reading(body_cap(max_output_tokens), self.deadline)
+        self.deadline.start()
         try:
             with self._client.stream(
                 "POST", wire.url, content=body, headers=wire.headers, params=wire.params or None
@@ -511,27 +549,35 @@ class HTTPProvider:
                 self.last_response_headers = rate_headers(response.headers)
                 if response.status_code >= 400:
                     try:
-                        raw = response.read()
+                        raw = reading.body(response.iter_bytes())
+                    except httpx.TimeoutException:
+                        raise
                     except httpx.HTTPError:
                         raw = b""
-                    error = self.classify(response.status_code, raw, response.headers)
+                    error = self._classified(response.status_code, raw, response.headers)
                     page = html_title(raw)
                     if page:  # a proxy's or gateway's page: its title says what happened, its markup nothing
                         error.provider_message = page
                     raise error
                 try:
                     if wire.stream and not _is_html(response.headers):
-                        lines = _counting(response.iter_lines(), self._received)
-                        parsed = self._parse_stream(lines, response.headers)
-                        _drain(lines)
-                        return parsed
-                    raw = response.read()
-                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.ReadTimeout) as exc:
+                        lines = _counting(reading.lines(response.iter_bytes()), self._received)
+                        parsed = self.read_stream(_closed_if_capped(lines, reading, self._closing_lines),
+                                                  response.headers)
+                        if not reading.capped:
+                            _drain(lines)
+                        return self._bounded(parsed, reading, max_output_tokens)
+                    raw = reading.body(response.iter_bytes())
+                except httpx.TimeoutException:
+                    raise
+                except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     received = self._received[0]
                     raise make_error("stream_cut", message=f"the answer stream from {address} was cut short "
                                      f"after {received} characters ({type(exc).__name__})") from None
                 finally:
                     self._received[0] = 0
+                if reading.capped:  # a whole answer cut by the cap is no JSON: nothing of it can be kept
+                    return self._bounded(None, reading, max_output_tokens)
                 page = html_title(raw)
                 if page:
                     raise unreadable(f"{address} answered with {page}, not the API's answer: is the address "
@@ -539,12 +585,15 @@ class HTTPProvider:
                 data = json_or_none(raw)
                 if data is None:
                     raise unreadable(f"the answer from {address} is not JSON", raw)
-                return self._parse_whole(data, response.headers)
+                return self._bounded(self.read_whole(data, response.headers), reading, max_output_tokens)
         except ProviderError as error:
             if error.code == "stream_cut" and address not in error.message:
                 error.message = f"{error.message} (from {address})"
             raise
         except httpx.TimeoutException as exc:
+            if self.deadline.passed():
+                raise make_error("timeout", message=f"{address} took longer than the deadline of "
+                                 f"{self.deadline.seconds:g} s for the whole answer (--request-deadline)") from None
             raise make_error("timeout", message=f"{address} did not answer in time ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
             why = "refused" if "refused" in str(exc).lower() else f"failed ({type(exc).__name__})"
@@ -555,6 +604,64 @@ class HTTPProvider:
                              f"({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
             raise make_error("no_connection", message=f"the request to {address} failed ({type(exc).__name__})") from None
+        finally:
+            self.deadline.stop()
+
+    def _classified(self, status: int, raw: bytes, headers: httpx.Headers) -> ProviderError:
+        """The format's classification of an error answer; one it cannot read is classified by its status."""
+        return guarded_error(lambda: self.classify(status, raw, headers),
+                             lambda: make_error(status_code_for(status), status=status,
+                                                provider_message=raw[:300].decode("utf-8", "replace") or None,
+                                                headers=rate_headers(headers)))
+
+    def _bounded(self, response: ChatResponse | None, reading: Reading, max_output_tokens: int) -> ChatResponse:
+        """The answer, or a graded ``oversized`` stop when it ran far beyond its output limit (issue 23).
+
+        Far beyond: more bytes than :func:`body_cap` (no more were read), or more characters of
+        text, reasoning and tool arguments than :func:`chars_cap`. What is kept is folded to a
+        fixed size; its tool calls and the parts a provider wants back verbatim are dropped,
+        since nothing of such an answer is sent again or acted on.
+        """
+        if response is not None and not reading.capped:
+            chars = _answer_chars(response)
+            if chars <= chars_cap(max_output_tokens):
+                return response
+        else:
+            chars = _answer_chars(response) if response is not None else None
+        message = response.message if response is not None else Message(role="assistant")
+        info = dict(response.provider) if response is not None else {}
+        info["oversized"] = {"bytes_read": reading.received, "body_cap": reading.cap, "capped": reading.capped,
+                             "characters": chars, "max_output_tokens": max_output_tokens,
+                             "tool_calls_dropped": len(message.tool_calls)}
+        folded = Message(role="assistant", content=fold(message.content) or "", reasoning=fold(message.reasoning))
+        return ChatResponse(message=folded, stop_reason="oversized",
+                            usage=response.usage if response is not None else Usage(), provider=info)
+
+
+def _answer_chars(response: ChatResponse) -> int:
+    message = response.message
+    return (len(message.content or "") + len(message.reasoning or "")
+            + sum(len(c.raw_arguments or "") + len(json.dumps(c.arguments, default=str)) for c in message.tool_calls))
+
+
+def _closed_if_capped(lines: Iterator[str], reading: Reading, closing: Callable[[], list[str]]) -> Iterator[str]:
+    """The stream's lines; when the cap stopped the reading, the wire's own end of a length stop after them.
+
+    A plain loop, not ``yield from``: a parser done at its terminator drops this generator, and
+    ``yield from`` would close ``lines`` with it, before :func:`_drain` reads the rest.
+    """
+    for line in lines:
+        yield line
+    if reading.capped:
+        yield from closing()
+
+
+def _remember_last(lines: Iterator[str], seen: list[str]) -> Iterator[str]:
+    """The lines, the last non-empty one kept in ``seen`` (the provider's words when it is unreadable)."""
+    for line in lines:
+        if line.strip():
+            seen[:] = [line[:300]]
+        yield line
 
 
 def _is_html(headers: httpx.Headers) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pytest_assistant_eval.records import fsync_dir, write_bytes_atomic
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,7 +67,8 @@ class Ledger:
         except FileNotFoundError:
             return {"format": LEDGER_FORMAT, "routes": {}}
         try:
-            data = json.loads(raw)
+            # Infinity or NaN, as a run before holds were bounded could write them, is read as no time.
+            data = json.loads(raw, parse_constant=lambda name: None)
         except ValueError as exc:
             raise LedgerError(f"the request ledger {self.path.name} cannot be read: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
@@ -76,7 +78,8 @@ class Ledger:
 
     def _write(self, data: dict[str, Any]) -> None:
         # The folder's fsync (the rename's durability) waits until the lock is released.
-        write_bytes_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"), sync_dir=False)
+        write_bytes_atomic(self.path, json.dumps(_finite(data), indent=1, sort_keys=True, allow_nan=False)
+                           .encode("utf-8"), sync_dir=False)
 
     @contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
@@ -110,6 +113,17 @@ class Ledger:
         return dict(self.read()["routes"].get(route, {}).get("requests_by_day", {}))
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every number that is not finite as ``None``: the ledger never stores one (issue 23)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def read_routes(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Every route's entry, for those who only look (the progress line): ``{}`` when unreadable.
 
@@ -117,7 +131,7 @@ def read_routes(path: str | os.PathLike[str]) -> dict[str, Any]:
     the new ledger; a progress line must never wait for, or fail on, the workers' ledger.
     """
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = json.loads(Path(path).read_bytes(), parse_constant=lambda name: None)
     except (OSError, ValueError):
         return {}
     routes = data.get("routes") if isinstance(data, dict) else None

@@ -112,12 +112,15 @@ class OllamaProvider(HTTPProvider):
 
     def _parse_whole(self, data: Any, headers: httpx.Headers) -> ChatResponse:
         if not isinstance(data, dict):
-            raise make_error("internal", message="the service's answer has an unexpected shape")
+            raise make_error("unreadable_answer", message="the service's answer is not a JSON object")
         if "error" in data:
             raise classify_ollama(200, data, headers, self.preset)
         message = data.get("message") or {}
         return _response(message.get("content") or "", message.get("thinking"), message.get("tool_calls") or [],
                          data, self.model)
+
+    def _closing_lines(self) -> list[str]:
+        return ['{"done":true,"done_reason":"length"}']
 
     def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:
         content: list[str] = []

@@ -195,12 +195,12 @@ class OpenAICompatProvider(HTTPProvider):
 
     def _parse_whole(self, data: Any, headers: httpx.Headers) -> ChatResponse:
         if not isinstance(data, dict):
-            raise make_error("internal", message="the service's answer has an unexpected shape")
+            raise make_error("unreadable_answer", message="the service's answer is not a JSON object")
         if "error" in data and not data.get("choices"):
             raise _in_band_error(data["error"], self.preset)
         choices = data.get("choices") or []
         if not choices:
-            raise make_error("internal", message="the service's answer has no choices")
+            raise make_error("unreadable_answer", message="the service's answer has no choices")
         choice = choices[0]
         if choice.get("finish_reason") == "error" or choice.get("error"):
             raise _in_band_error(choice.get("error") or {"message": "the provider failed mid-answer"}, self.preset)
@@ -221,6 +221,9 @@ class OpenAICompatProvider(HTTPProvider):
             usage_from_openai(data.get("usage")),
             info,
         )
+
+    def _closing_lines(self) -> list[str]:
+        return ["", 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}', "", "data: [DONE]", ""]
 
     def _parse_stream(self, lines: Iterator[str], headers: httpx.Headers) -> ChatResponse:
         content: list[str] = []

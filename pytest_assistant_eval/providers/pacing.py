@@ -46,6 +46,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from pytest_assistant_eval.providers.errors import BudgetUsed
+from pytest_assistant_eval.providers.holds import MAX_HOLD, finite_seconds, forget_far_times
 from pytest_assistant_eval.providers.ledger import Ledger, new_limit_state
 from pytest_assistant_eval.providers.ratelimits import (
     DIMENSIONS,
@@ -353,8 +354,15 @@ class Pacer:
         from pytest_assistant_eval.providers.ledger import read_routes
 
         entry = read_routes(self.ledger.path).get(self.route) or {}
+        forget_far_times(entry, self.clock())
         return bool(entry.get("learned_interval") or entry.get("not_before")
                     or any(state.get("limit") for state in (entry.get("limits") or {}).values()))
+
+    def _entry(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The route's ledger entry, without any time an older run stored beyond a day (issue 23)."""
+        entry = Ledger.entry(data, self.route)
+        forget_far_times(entry, self.clock())
+        return entry
 
     def spacing(self, entry: Mapping[str, Any]) -> float:
         """The fixed spacing: ``--pace``, the starting interval, the interval learned from bare 429s."""
@@ -373,7 +381,7 @@ class Pacer:
         self.light = False  # a limit or a hold was learned: the route is paced from now on
         started_waiting = self.clock()
         with self.ledger.transaction() as data:
-            entry = Ledger.entry(data, self.route)
+            entry = self._entry(data)
             if self._ratio is not None:  # learned from the last answer, written with this booking
                 entry["estimate_ratio"] = self._ratio
                 self._ratio = None
@@ -396,7 +404,7 @@ class Pacer:
             elif not self._hold_since_booking(slot):
                 break  # booked for now and no other worker wrote a hold since
             with self.ledger.transaction() as data:
-                entry = Ledger.entry(data, self.route)
+                entry = self._entry(data)
                 later = conflicts(entry, self._need, slot)
                 if later is None:
                     break
@@ -432,6 +440,8 @@ class Pacer:
         from pytest_assistant_eval.providers.ledger import read_routes
 
         entry = read_routes(self.ledger.path).get(self.route)
+        if entry:
+            forget_far_times(entry, self.clock())
         return bool(entry) and conflicts(entry, self._need, slot) is not None
 
     def _earliest(self, entry: Mapping[str, Any], now: float) -> float:
@@ -456,7 +466,7 @@ class Pacer:
             return  # the ratio waits for the next booking's transaction
         self.light = False
         with self.ledger.transaction() as data:
-            entry = Ledger.entry(data, self.route)
+            entry = self._entry(data)
             if self._ratio is not None:
                 entry["estimate_ratio"] = self._ratio
                 self._ratio = None
@@ -471,14 +481,17 @@ class Pacer:
                         quota: Mapping[str, Any] | None = None) -> None:
         """A 429: hold every process back for ``retry_after``; learn what the refusal states."""
         now = self.clock()
+        retry_after = finite_seconds(retry_after)
+        if retry_after is not None and retry_after > MAX_HOLD:
+            retry_after = None  # beyond a day is a daily quota (holds.bound_hold): nothing to hold for
         observations = observations_from_headers(headers, now) + observations_from_quota(quota, retry_after)
         self.light = False
         with self.ledger.transaction() as data:
-            entry = Ledger.entry(data, self.route)
+            entry = self._entry(data)
             day = utc_day(now)
             entry["rate_limited_by_day"][day] = int(entry["rate_limited_by_day"].get(day, 0)) + 1
             if retry_after is not None and retry_after > 0:
-                hold = self._precise_hold(retry_after, observations)
+                hold = min(self._precise_hold(retry_after, observations), MAX_HOLD)
                 entry["not_before"] = max(float(entry.get("not_before") or 0.0), now + hold)
             # The refused request was not served: its booking is given back before the answer is folded in.
             for dim, state in (entry.get("limits") or {}).items():

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from pytest_assistant_eval.providers.holds import MAX_HOLD
 from pytest_assistant_eval.providers.http import parse_duration
 
 Dimension = Literal["requests", "tokens", "input_tokens", "output_tokens"]
@@ -61,8 +62,16 @@ def reset_seconds(value: str | None, now: float) -> float | None:
     """Seconds until a reset given in any of the formats providers use; ``None`` if unreadable.
 
     A bare number is a count of seconds, unless it is so large it can only be an epoch time
-    (seconds after 2001, or milliseconds: OpenRouter).
+    (seconds after 2001, or milliseconds: OpenRouter). A reset that is not finite or more than
+    a day away (``MAX_HOLD``: a date in the year 9999) is no reset pacing can wait for: ``None``.
     """
+    seconds = _reset_seconds(value, now)
+    if seconds is None or not math.isfinite(seconds) or seconds > MAX_HOLD:
+        return None
+    return seconds
+
+
+def _reset_seconds(value: str | None, now: float) -> float | None:
     if value is None:
         return None
     text = str(value).strip()
@@ -83,11 +92,11 @@ def reset_seconds(value: str | None, now: float) -> float | None:
         return seconds
     try:
         return max(0.0, datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() - now)
-    except ValueError:
+    except (ValueError, OverflowError):
         pass
     try:
         return max(0.0, email.utils.parsedate_to_datetime(text).timestamp() - now)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

@@ -66,6 +66,7 @@ class Raw:
     cut: bool = False
     drop: bool = False  # close the connection without any answer
     delay: float = 0.0  # seconds to wait before answering (timeouts)
+    chunk_delay: float = 0.0  # seconds to wait before each chunk of a streamed body (a dribbling server)
 
 
 @dataclass
@@ -321,6 +322,8 @@ class FakeServer:
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
                     for chunk in reply.chunks:
+                        if reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
                         self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                         self.wfile.flush()
                     if reply.cut:
