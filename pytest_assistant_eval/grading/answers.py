@@ -240,13 +240,16 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
             flags.form_missing.append(f"{fact.id}: the value {q.text} has no 'per {per}'")
             item.evidence["matched_at"] = q.start
             return settle(item, "right")
-        if q.unit is None and same_quantity(q, (value, unit), allow_unitless=True):
+        if q.unit is None and not q.unit_unknown and same_quantity(q, (value, unit), allow_unitless=True):
             flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
             item.evidence["matched_at"] = q.start
             return settle(item, "right")
     dimension = UNITS[unit][0]
     same_kind = [q for q in quantities if q.unit is not None and q.dimension == dimension
                  and (per is None or q.per == per)]
+    unknown = [q.text for q in quantities if q.unit_unknown]
+    if unknown:
+        item.evidence["units_not_known"] = unknown  # "68 kWp": a unit, but none the reader knows
     item.evidence["numbers_with_the_unit"] = [q.text for q in same_kind]
     item.evidence["values_of_the_kind"] = [q.text for q in same_kind]
     item.evidence["values_at"] = [q.start for q in same_kind]
@@ -283,7 +286,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]
     definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
     operands = [q for q in quantities if is_sourced(q, sources) or q.start in key_values][:MAX_OPERANDS]
-    spans_of_days = _days_between(find_dates(answer))
+    mentions = find_dates(answer)
+    spans_of_days = _days_between(mentions) + _minutes_between(mentions)
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -347,6 +351,17 @@ def _days_between(mentions: list[DateMention]) -> list[Source]:
             continue
     spans = {abs((x - y).days) for i, x in enumerate(days) for y in days[i + 1:]}
     return [(float(n), unit) for n in spans if n for unit in ("day", "night", None)]
+
+
+def _minutes_between(mentions: list[DateMention]) -> list[Source]:
+    """The time between two clock times an answer states: "22:14 ... six minutes later (22:20)"."""
+    clocks = []
+    for d in mentions[:MAX_OPERANDS]:
+        clock = d.value[11:16] if d.kind == "datetime" else d.value[:5] if d.kind == "time" else None
+        if clock and clock[:2].isdigit() and clock[3:5].isdigit():
+            clocks.append(int(clock[:2]) * 60 + int(clock[3:5]))
+    spans = {abs(x - y) for i, x in enumerate(clocks) for y in clocks[i + 1:]}
+    return [(float(n), "min") for n in spans if n]
 
 
 # ---------------------------------------------------------------------------
