@@ -883,11 +883,15 @@ def same_quantity(
     """Whether two quantities are the same amount: same dimension and base values within ``rel_tol``.
 
     ``1.2 km`` equals ``1200 m``; ``3 kWh`` does not equal ``3 MWh``; currencies
-    are never converted. A unitless number equals a united one only with
+    are never converted; ``5 kWp`` (a unit the reader does not know) equals only ``5 kWp``. A unitless number equals a united one only with
     ``allow_unitless=True`` (then the raw values are compared).
     """
+    wa, wb = (q.unit_word if isinstance(q, Quantity) and q.unit_unknown else None for q in (a, b))
     va, ua = _value_unit(a)
     vb, ub = _value_unit(b)
+    if wa is not None or wb is not None:
+        # A unit the reader does not know is no unit it can compare: only the same word is.
+        return wa == wb and _close(va, vb, rel_tol)
     if ua is None or ub is None:
         if ua != ub and not allow_unitless:
             return False
