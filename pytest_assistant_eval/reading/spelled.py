@@ -45,8 +45,11 @@ class _Token:
         return False
 
 
-# Words, and every other character on its own, so a digit or a comma breaks a number.
-_TOKEN_RE = re.compile(r"[A-Za-z]+|[^\sA-Za-z]")
+# Words (any letters: "São" is one word, not "S" and a zero "o"), and every other character on
+# its own, so a digit or a comma breaks a number.
+_TOKEN_RE = re.compile(r"[^\W\d_]+|[^\s]")
+# Words the library reads as numbers that in prose are not: "o" and "oh" (zero), "nil".
+_NOT_NUMBERS = {"o", "oh", "nil", "naught", "nought"}
 _NUMBER_WORDS = re.compile(
     r"(?i:\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
     r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
@@ -81,7 +84,7 @@ def _spelled_cached(text: str) -> tuple[Spelled, ...]:
         if occ.is_ordinal:
             continue
         start, end = tokens[occ.start].start(), tokens[occ.end - 1].end()
-        if not any(ch.isalpha() for ch in text[start:end]):
+        if not any(ch.isalpha() for ch in text[start:end]) or text[start:end].lower() in _NOT_NUMBERS:
             continue  # digits the library passed through are the digit reader's
         found.append(Spelled(float(occ.value), start, end))
     for m in _FRACTION_RE.finditer(text):
