@@ -291,6 +291,12 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
             item.evidence["value_at"] = q.start
             return item
         if q.unit is None and same_quantity(q, (value, unit), allow_unitless=True):
+            if q.unit_unknown:
+                # A unit word the reader could not place: never "no unit" (issue 21).
+                item.evidence["unknown_unit"] = q.text
+                item.evidence["stated_as"] = q.text
+                item.evidence["value_at"] = q.start
+                return item
             word = unit_word_after(answer, q)
             if word is not None:
                 # "68 square feet": a unit the reader does not know is not "no unit".
@@ -311,6 +317,9 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
     dimension = UNITS[unit][0]
     same_kind = [q for q in quantities if q.unit is not None and q.dimension == dimension
                  and (per is None or q.per == per)]
+    unknown = [q.text for q in quantities if q.unit_unknown]
+    if unknown:
+        item.evidence["units_not_known"] = unknown  # "68 kWp": a unit, but none the reader knows
     item.evidence["numbers_with_the_unit"] = [q.text for q in same_kind]
     item.evidence["values_of_the_kind"] = [q.text for q in same_kind] + [
         t for t in item.evidence.get("per_mismatch", []) if t not in [q.text for q in same_kind]]
@@ -397,7 +406,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]
     definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
     operands = [q for q in quantities if is_sourced(q, sources) or q.start in key_values][:MAX_OPERANDS]
-    spans_of_days = _days_between(find_dates(answer))
+    mentions = find_dates(answer)
+    spans_of_days = _days_between(mentions) + _minutes_between(mentions)
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -461,6 +471,17 @@ def _days_between(mentions: list[DateMention]) -> list[Source]:
             continue
     spans = {abs((x - y).days) for i, x in enumerate(days) for y in days[i + 1:]}
     return [(float(n), unit) for n in spans if n for unit in ("day", "night", None)]
+
+
+def _minutes_between(mentions: list[DateMention]) -> list[Source]:
+    """The time between two clock times an answer states: "22:14 ... six minutes later (22:20)"."""
+    clocks = []
+    for d in mentions[:MAX_OPERANDS]:
+        clock = d.value[11:16] if d.kind == "datetime" else d.value[:5] if d.kind == "time" else None
+        if clock and clock[:2].isdigit() and clock[3:5].isdigit():
+            clocks.append(int(clock[:2]) * 60 + int(clock[3:5]))
+    spans = {abs(x - y) for i, x in enumerate(clocks) for y in clocks[i + 1:]}
+    return [(float(n), "min") for n in spans if n]
 
 
 # ---------------------------------------------------------------------------
