@@ -354,9 +354,12 @@ def test_a_per_unit_value_stated_for_a_total_is_wrong():
 
 def test_a_number_with_a_unit_word_the_reader_does_not_know_is_never_unit_less():
     # "68 square feet" for 68 m²: the right digits with another unit are not a bare number.
-    items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 sqyards.", LISTING)
+    items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 square feet (68 ft²).", LISTING)
     item = the(items, "fact")
-    assert item.pending and item.evidence["unknown_unit"] == "68 sqyards"
+    assert item.pending and judged[item.id]["verdict"] == "wrong" and outcome["outcome"] == "failed"
+    items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 tatamis.", LISTING)
+    item = the(items, "fact")
+    assert item.pending and item.evidence["unknown_unit"].startswith("68")
     assert judged[item.id]["verdict"] is None  # unsure: the owner decides
     assert flags.form_missing == [] and outcome["outcome"] == "waiting"
     items, flags, _, outcome = grade(key(fact("area", 68, "m²")), "The floor area is 68.", LISTING)
