@@ -144,10 +144,12 @@ def _valid(iso: str) -> bool:
 def _times_in(text: str) -> set[str]:
     out = set()
     for d in find_dates(text):
-        if d.kind == "time":
-            out.add(d.value[:5])
-        elif d.kind == "datetime":
-            out.add(d.value[11:16])
+        clock = d.value[:5] if d.kind == "time" else d.value[11:16] if d.kind == "datetime" else None
+        if clock is None:
+            continue
+        out.add(clock)
+        if d.open_meridiem and int(clock[:2]) < 12:  # "half past five": either half of the day
+            out.add(f"{int(clock[:2]) + 12:02d}{clock[2:]}")
     return out
 
 
