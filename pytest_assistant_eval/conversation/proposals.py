@@ -85,6 +85,9 @@ _REQUEST = re.compile(
 _LATER = re.compile(r"^[\W_]*(?:once|as soon as|when|whenever|if (?:you )?(?:ever|later)|in case|if anything|"
                     r"if you(?:'d| would)? (?:need|want|like|prefer|change))\b", re.I)
 _OTHER = re.compile(r"\b(?:another|other|different|instead|else|elsewhere)\b", re.I)
+# An offer to do something for the user ("Want me to look for another room, or ask Sofia?").
+_OFFER = re.compile(r"\b(?:(?:do|would) you (?:like|want) me to|want me to|shall i|should i|can i|could i|"
+                    r"i (?:can|could) (?:also )?(?:look|search|ask|try|check|find))\b", re.I)
 _OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
 
@@ -102,6 +105,8 @@ class Reading:
     choice: bool = False  # it offers several records of one kind to choose from
     amount: float | None = None  # the amount tied to the action, when stated
     action: str | None = None  # the tool it speaks of, when known
+    conflicts: list[tuple[Approval, list[str]]] = field(default_factory=list)  # per approval, what lies outside it
+    alternatives: bool = False  # it offers other options ("look for another room, or ask Sofia?")
 
     def to_dict(self) -> dict[str, Any]:
         return {"approval": self.approval.id if self.approval else None, "matched": self.matched,
@@ -335,6 +340,13 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     # action, whatever the rest of the message reports ("Paid: 120 EUR ...").
     sentence_tools = {tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)}
     reading.amount = action_amount(text, sentence, _cue_of(sentence_tools or {a.tool for a in task.approvals}))
+    # Other options, none of which is an approved one ("another room, or ask Sofia?"; not "try
+    # the 0932 anyway, or use another card?", which offers the approved card too).
+    approved_records = {m.value for a in task.approvals if a.grant for m in a.args.values() if isinstance(m.value, str)}
+    folded_sentence = fold(sentence)
+    reading.alternatives = bool(_OFFER.search(sentence) and _OTHER.search(sentence)) and not any(
+        re.search(rf"(?<!\w){re.escape(form)}(?!\w)", folded_sentence)
+        for rid in approved_records if names.kind_of(rid) for form in names.forms_of(rid))
     if not sentence_tools and len(sentence.split()) > 8:
         # A long question that names no action ("Do you want me to try something specific,
         # for example once the bank has unblocked the card?") proposes nothing one can say yes to.
@@ -349,6 +361,7 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
         support, conflict = _compare(approval, text, mentions, (start, end), dates_here, times_here, names, sentences)
         if conflict:
             outside.extend(conflict)
+            reading.conflicts.append((approval, conflict))
             continue
         if not support and not cue:
             continue

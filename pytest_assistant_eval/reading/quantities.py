@@ -351,6 +351,11 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
+    # "half past five", "quarter to 3 pm", "five o'clock in the afternoon".
+    ("time_phrase", re.compile(
+        rf"(?<![A-Za-z])(?i:(?:(?P<part>half|(?:a{_SPACE}+)?quarter){_SPACE}+(?P<rel>past|to|after){_SPACE}+"
+        rf"(?P<h>{_HOUR_WORDS}|[0-9]{{1,2}})|(?P<h2>{_HOUR_WORDS}|[0-9]{{1,2}}){_SPACE}*o'?{_SPACE}?clock))(?![A-Za-z])"
+        rf"(?P<ap>{_AMPM}|{_SPACE}+(?i:in{_SPACE}+the{_SPACE}+(?:morning|afternoon|evening)|at{_SPACE}+night|tonight))?")),
     (
         "time_ampm",
         re.compile(
@@ -364,11 +369,6 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # "15h00", the French and Portuguese way of writing 15:00.
     ("time_h", re.compile(r"(?<![0-9A-Za-z:.,])(?P<h>[01]?[0-9]|2[0-3])h(?P<mi>[0-5][0-9])(?![0-9A-Za-z])")),
     ("time_word", re.compile(r"(?<![A-Za-z])(?:12[ \u00a0]?)?(?P<word>(?i:noon|midday|midnight))(?![A-Za-z])")),
-    # "half past five", "quarter to 3 pm", "five o'clock in the afternoon".
-    ("time_phrase", re.compile(
-        rf"(?<![A-Za-z])(?i:(?:(?P<part>half|(?:a{_SPACE}+)?quarter){_SPACE}+(?P<rel>past|to|after){_SPACE}+"
-        rf"(?P<h>{_HOUR_WORDS}|[0-9]{{1,2}})|(?P<h2>{_HOUR_WORDS}|[0-9]{{1,2}}){_SPACE}*o'?{_SPACE}?clock))(?![A-Za-z])"
-        rf"(?P<ap>{_AMPM}|{_SPACE}+(?i:in{_SPACE}+the{_SPACE}+(?:morning|afternoon|evening)|at{_SPACE}+night|tonight))?")),
     (
         "year",
         re.compile(
