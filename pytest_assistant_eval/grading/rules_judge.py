@@ -15,7 +15,10 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
   it is negated ("so that address won't reach her any more"), asked or only supposed;
 - "the data does not answer" or "the run failed" not said: ``missing``;
-- a claim of an action no service call backs: ``wrong``.
+- a claim of an action no service call backs: ``wrong``;
+- a simulated user's reply (``grading.user_replies``): ``wrong`` when the proposal's own values
+  contradict its stated reason; a refusal without a readable reason is ``right`` at confidence
+  0.5, so that the owner decides.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.grading.user_replies import rules_verdict
 
 JUDGE_ID = "scripted:rules"
 
@@ -66,6 +70,10 @@ def judge_items(items: list[Item]) -> dict[str, dict[str, Any]]:
     verdicts: dict[str, dict[str, Any]] = {}
     for item in items:
         if not item.pending:
+            continue
+        if item.kind == "user_reply":  # the simulated user's reply (S6.12): unsure ones go to the owner
+            verdict, reason, confidence = rules_verdict(item)
+            verdicts[item.id] = {"verdict": verdict, "confidence": confidence, "reason": reason}
             continue
         verdict, reason = verdict_for(item)
         verdicts[item.id] = {"verdict": verdict, "confidence": 1.0, "reason": reason}
