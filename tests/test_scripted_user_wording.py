@@ -184,6 +184,13 @@ T11_WINDOW = ("Cheapest fit that isn't Casa Ribeira: the Boavista loft with work
 @pytest.mark.parametrize("task_id, text, approval", [
     ("T09", T09_TERSE, "prep"),
     ("T09", T09_LAYOUT, "prep"),
+    ("T09", "**What:** prep session · **Who:** Tiago · **Where:** studio · **When:** Friday, March 20, 2–3 p.m. "
+            "Shall I schedule it?", "prep"),
+    ("T05", "**What:** guest ticket, speakers' dinner\n**Who:** Porto Design Forum\n**Cost:** €120 on the Visa ending "
+            "4821 (balance after: €1,060.91 of €2,500)\n\nShall I pay it?", "pay-ticket"),
+    ("T11", "**What:** Boavista loft with workspace (L-102)\n**Where:** 3.9 km from the venue\n**When:** Wed Apr 1 – "
+            "Sun Apr 5 (available Mar 1–Dec 31)\n**Cost:** 4 × €128 = €512 on your main business card\n\nBook it?",
+     "book-room"),
     ("T05", T05_RUNNING_TOTAL, "pay-ticket"),
     ("T11", T11_WINDOW, "book-room"),
 ])

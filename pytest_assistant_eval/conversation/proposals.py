@@ -74,6 +74,7 @@ _NOT_COST_AFTER = re.compile(
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d+ nights|all in|overall|charge of|cost of|amount of)\b", re.I)
 _BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
 _OWNER = "c-mara"
+_MERIDIEM_END = re.compile(r"\b[ap]\.m\.$", re.I)
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|vs|incl|excl|no|nr|ref|mr|mrs|ms|dr|st)|\b[A-Za-z])\.$", re.I)
 # A request for something now ("Let me know which option you want"); "Once the card works,
 # let me know" asks nothing of the user yet.
@@ -88,7 +89,8 @@ _OTHER = re.compile(r"\b(?:another|other|different|instead|else|elsewhere)\b", r
 # An offer to do something for the user ("Want me to look for another room, or ask Sofia?").
 _OFFER = re.compile(r"\b(?:(?:do|would) you (?:like|want) me to|want me to|shall i|should i|can i|could i|"
                     r"i (?:can|could) (?:also )?(?:look|search|ask|try|check|find))\b", re.I)
-_OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
+# "What:" and "When:" are the labels of a layout (What / Who / Where / When / Cost), not questions.
+_OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b(?![*_]*:)", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
 
 
@@ -118,8 +120,9 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     abbreviation ("e.g.", "approx."), ends none."""
     out, start = [], 0
     for m in _BOUNDARY.finditer(text):
-        if m.group(0) == "." and _ABBREVIATION.search(text, 0, m.end()):
-            continue
+        if m.group(0) == "." and _ABBREVIATION.search(text, 0, m.end()) and not (
+                _MERIDIEM_END.search(text, 0, m.end()) and re.match(r"\s+[A-Z]", text[m.end():])):
+            continue  # "e.g." ends no sentence; "2–3 p.m. Shall I…" does
         if text[start:m.end()].strip():
             out.append((start, m.end(), text[start:m.end()]))
         start = m.end()
@@ -159,9 +162,13 @@ def _times_in(text: str) -> set[str]:
     return out
 
 
+# The whole a share is of: "€1,060.91 of €2,500", "940 out of your 2,500 EUR".
+_WHOLE_BEFORE = re.compile(r"[0-9]\s*(?:EUR|euros?|€)?\s+(?:out\s+)?of\s+(?:its|the|your|a)?\s*[€$£]?\s*$", re.I)
+
+
 def _context_amount(text: str, start: int, end: int) -> bool:
     before, after = text[max(0, start - 40): start], text[end: end + 30]
-    return bool(_NOT_COST_AFTER.search(after) or _NOT_COST_BEFORE.search(before))
+    return bool(_NOT_COST_AFTER.search(after) or _NOT_COST_BEFORE.search(before) or _WHOLE_BEFORE.search(before))
 
 
 def _cued_amount(text: str, cue: str) -> float | None:
