@@ -36,6 +36,7 @@ from pytest_assistant_eval.levels import LevelsError
 from pytest_assistant_eval.grading.answers import AnswerFlags, answer_context, check_answer
 from pytest_assistant_eval.grading.lock import grading_lock
 from pytest_assistant_eval.writer_lock import refuse_live
+from pytest_assistant_eval.grading import user_replies
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
@@ -54,7 +55,7 @@ from pytest_assistant_eval.records import (
 )
 
 JUDGES = {JUDGE_ID: {"route": "offline", "deterministic": True}}
-RUBRIC_VERSION = "r2"  # r2: checks that read natural wording (issue 9)
+RUBRIC_VERSION = "r3"  # r2: checks that read natural wording (issue 9); r3: user-reply items (issue 22)
 
 
 class GradingError(Exception):
@@ -254,6 +255,7 @@ class CheckedCell:
         result["items"] = [i.to_dict() for i in self.items]
         if "user_error" not in result:
             result["judge"] = {**judge, "verdicts": verdicts}
+            user_replies.apply(result, self.items, verdicts)  # a reply found wrong: user_error (S6.12)
         return result
 
 
@@ -265,7 +267,8 @@ def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
     if record["kind"] == "task":
         task = next(t for t in cases.tasks if t.id == record["case"])
         grade = grade_task(task, record, level.escalation_sentence)
-        return CheckedCell(record, grade.items, {"task": grade.to_dict()}, task_grade=grade)
+        items = grade.items + user_replies.user_reply_items(task, record)
+        return CheckedCell(record, items, {"task": grade.to_dict()}, task_grade=grade)
     parts = []
     items: list[Item] = []
     question_ids = [record["case"]] if record["kind"] == "question" else [

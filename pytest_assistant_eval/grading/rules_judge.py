@@ -26,6 +26,9 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - an item code settled right is **contested** when the sentence that settled it also denies
   or contradicts it (a negation in its clause): the outcome keeps the code's verdict, and the
   cell goes to the owner with the reason ``contested``.
+- a simulated user's reply (``grading.user_replies``): ``wrong`` when the proposal's own values
+  contradict its stated reason; a refusal without a readable reason is ``right`` at confidence
+  0.5, so that the owner decides.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.grading.user_replies import rules_verdict
 
 JUDGE_ID = "scripted:rules"
 UNSURE = None  # the rules' "I cannot tell": no verdict, the owner decides
@@ -130,6 +134,10 @@ def judge_items(items: list[Item]) -> dict[str, dict[str, Any]]:
             reason = contest_for(item)
             if reason is not None:
                 verdicts[item.id] = {"verdict": "contested", "confidence": 1.0, "reason": reason}
+            continue
+        if item.kind == "user_reply":  # the simulated user's reply (S6.12): unsure ones go to the owner
+            verdict, reason, confidence = rules_verdict(item)
+            verdicts[item.id] = {"verdict": verdict, "confidence": confidence, "reason": reason}
             continue
         if item.kind == "claims":
             verdict, reason = _claims(item, _facts_stated(items, item))

@@ -175,6 +175,9 @@ class DateMention:
     start: int
     end: int
     offset: int | None = field(default=None, compare=False)
+    #: A clock time said on the 12-hour clock without am or pm ("half past five"): it may be
+    #: ``value`` or twelve hours later; a reader that compares times should accept either.
+    open_meridiem: bool = field(default=False, compare=False)
 
 
 # ---------------------------------------------------------------------------
@@ -191,6 +194,9 @@ _MONTH_RE = "(?:" + "|".join(
     sorted([m.capitalize() for m in _MONTHS] + [a.capitalize() + r"\.?" for a in _MONTH_ABBR], key=len, reverse=True)
 ) + r")(?![A-Za-z])"
 _WEEKDAY_RE = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?"
+_HOUR_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "eleven": 11, "twelve": 12}
+_HOUR_WORDS = "(?:" + "|".join(sorted(_HOUR_NUMBERS, key=len, reverse=True)) + ")"
 _ORD = r"(?:st|nd|rd|th)?"
 _AMPM = r"(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm])(?![A-Za-z]))"
 # What joins the two ends of a range: "7–9 April", "1 to 5 April", "between 7 and 9 April".
@@ -252,12 +258,17 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "month_day",
         re.compile(
-            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9:])"
-            rf"(?:{_RANGE_SEP}(?P<d1>[0-9]{{1,2}}){_ORD}(?![0-9:]|{_AMPM}))?"
+            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9]|:[0-9])"
+            rf"(?:{_RANGE_SEP}(?P<d1>[0-9]{{1,2}}){_ORD}(?![0-9]|:[0-9]|{_AMPM}))?"
             rf"(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
     ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
+    # "half past five", "quarter to 3 pm", "five o'clock in the afternoon".
+    ("time_phrase", re.compile(
+        rf"(?<![A-Za-z])(?i:(?:(?P<part>half|(?:a{_SPACE}+)?quarter){_SPACE}+(?P<rel>past|to|after){_SPACE}+"
+        rf"(?P<h>{_HOUR_WORDS}|[0-9]{{1,2}})|(?P<h2>{_HOUR_WORDS}|[0-9]{{1,2}}){_SPACE}*o'?{_SPACE}?clock))(?![A-Za-z])"
+        rf"(?P<ap>{_AMPM}|{_SPACE}+(?i:in{_SPACE}+the{_SPACE}+(?:morning|afternoon|evening)|at{_SPACE}+night|tonight))?")),
     (
         "time_ampm",
         re.compile(
@@ -278,7 +289,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
 ]
-_TIME_KINDS = ("time", "time_h", "time_ampm", "time_word")
+_TIME_KINDS = ("time", "time_h", "time_ampm", "time_word", "time_phrase")
 # Patterns whose match may start with the first end of a range, and the group of the second end.
 _RANGE_STARTS = {"day_month": "d0", "time_ampm": "h0"}
 _RANGE_MAIN = {"day_month": "d", "time_ampm": "h"}
@@ -390,11 +401,36 @@ def _date_parts(kind: str, m: re.Match[str]) -> list[_Part]:
         return parts
     if kind == "time_word":
         return [("time", "00:00" if g["word"].lower() == "midnight" else "12:00", start, end)]
+    if kind == "time_phrase":
+        h, minute = _phrase_clock(g)
+        return [("time", f"{h:02d}:{minute:02d}", start, end)]
     return [("year", g["y"], m.start("y"), end)]
 
 
+def _phrase_clock(g: dict[str, str | None]) -> tuple[int, int]:
+    """"half past five" -> (5, 30), "quarter to 3 pm" -> (14, 45), "five o'clock in the evening" -> (17, 0)."""
+    word = (g["h"] or g["h2"] or "").lower()
+    h = _HOUR_NUMBERS.get(word) or int(word)
+    minute = 0
+    if g["rel"]:
+        quarter = 15 if "quarter" in (g["part"] or "").lower() else 30
+        if g["rel"].lower() == "to":
+            h, minute = (h - 1) % 12 or 12, 60 - quarter
+        else:
+            minute = quarter
+    ap = (g.get("ap") or "").strip().lower()
+    if ap and h <= 12:
+        h = _ampm_hour(h, "am" if ap.startswith("a") or "morning" in ap else "pm")
+    return h, minute
+
+
+def _open_meridiem(kind: str, m: re.Match[str], value: str) -> bool:
+    """A spoken clock time without am or pm ("half past five") is on the 12-hour clock: either half of the day."""
+    return kind == "time_phrase" and not m.group("ap") and 1 <= int(value[:2]) <= 12
+
+
 _HAS_DIGIT = re.compile(r"[0-9]")
-_HAS_TIME_WORD = re.compile(r"(?i:noon|midday|midnight)")
+_HAS_TIME_WORD = re.compile(r"(?i:noon|midday|midnight|past|o'?\s?clock)")
 
 
 def find_dates(text: str) -> list[DateMention]:
@@ -448,12 +484,57 @@ def _find_dates(text: str) -> list[DateMention]:
             parts = _date_parts(kind, m)
             for k, value, s, e in parts:
                 e = end if e == m.end() else e
-                found.append(DateMention(k, value, text[s:e], s, e, offset))
+                found.append(DateMention(k, value, text[s:e], s, e, offset, _open_meridiem(kind, m, value)))
+    found.extend(_context_slash_dates(text, taken))
     found.sort(key=lambda d: d.start)
-    return _share_range_zones(text, found)
+    return _share_range_meridiem(text, _share_range_zones(text, found))
 
 
 _RANGE_GAP_RE = re.compile(rf"^{_RANGE_SEP}$")
+_CLOCK_12_RE = re.compile(rf"^(?P<h>[0-9]{{1,2}})(?::(?P<mi>[0-9]{{2}}))?(?P<ap>{_AMPM})?")
+
+
+def _share_range_meridiem(text: str, found: list[DateMention]) -> list[DateMention]:
+    """"2:00–3:00 pm" is 14:00 to 15:00: the am or pm written after a range's end belongs to its
+    start too, as in "3–4 pm"; a start written on the 24-hour clock ("09:30", "14:00") or later
+    on the clock than the end ("11:30–1:00 pm") keeps its own half of the day."""
+    out = list(found)
+    for i in range(len(out) - 1):
+        first, second = out[i], out[i + 1]
+        if first.kind != "time" or second.kind != "time" or not _RANGE_GAP_RE.match(text[first.end: second.start]):
+            continue
+        a, b = _CLOCK_12_RE.match(first.text), _CLOCK_12_RE.match(second.text)
+        if not a or not b or a["ap"] or not b["ap"] or a["h"].startswith("0") or not 1 <= int(a["h"]) <= 12:
+            continue
+        h0, h_end = int(a["h"]), int(b["h"])
+        if h0 <= h_end and not (h_end == 12 and h0 < 12):
+            value = f"{_ampm_hour(h0, b['ap']):02d}:{a['mi'] or '00'}" + first.value[5:]
+            out[i] = DateMention(first.kind, value, first.text, first.start, first.end, first.offset)
+    return out
+
+
+# A day and month written with a slash and no year ("4/2") is read only when the text shows
+# the order: another slash date whose second number is over 12 ("3/20": month first) or whose
+# first is ("20/3": day first). Without it, or with both, "4/2" stays unread.
+_SLASH_DM_RE = re.compile(r"(?<![0-9./,:])(?P<a>[0-9]{1,2})/(?P<b>[0-9]{1,2})(?![0-9]|[./,][0-9]|/)")
+
+
+def _context_slash_dates(text: str, taken: list[tuple[int, int]]) -> list[DateMention]:
+    if "/" not in text:
+        return []
+    pairs = [m for m in _SLASH_DM_RE.finditer(text)
+             if 1 <= int(m["a"]) <= 31 and 1 <= int(m["b"]) <= 31
+             and not any(m.start() < e and s < m.end() for s, e in taken)]
+    month_first = any(int(m["b"]) > 12 >= int(m["a"]) for m in pairs)
+    day_first = any(int(m["a"]) > 12 >= int(m["b"]) for m in pairs)
+    if month_first == day_first:
+        return []
+    out = []
+    for m in pairs:
+        mo, d = (int(m["a"]), int(m["b"])) if month_first else (int(m["b"]), int(m["a"]))
+        if 1 <= mo <= 12:
+            out.append(DateMention("date", _day(None, mo, d), m.group(0), m.start(), m.end()))
+    return out
 
 
 def _share_range_zones(text: str, found: list[DateMention]) -> list[DateMention]:

@@ -152,6 +152,8 @@ def _time_verdict(d: DateMention, moment: Moment) -> str:
     clock = _time_of(d)
     assert clock is not None and moment.time is not None
     stated, key = _minutes(clock), _minutes(moment.time)
+    if d.open_meridiem and stated < 720 and (stated + 720) % 1440 == key % 1440:
+        stated = key  # "half past five" says 17:30 as well as 05:30
     if moment.offset is None:
         if d.offset is not None:
             return "unknown"  # "13:30 UTC" against a local wall-clock time: the local offset is not known here

@@ -3,12 +3,12 @@
 A cell is queued for a reason the owner must never see (S7.2: knowing why would bias the
 verdict): the judge was unsure (a verdict's confidence below ``LOW_CONFIDENCE``), its reply
 could not be read, the answer seems to address a grader, a number has no tool source, the
-cell was written by the judge's own model family (self-preference), or it was graded again
-with ``--changed``. Of the rest, a random 15% (at least 35, all when fewer) is the random
+cell was written by the judge's own model family (self-preference), a simulated user's reply
+was found wrong (``user error``, S6.12), or it was graded again with ``--changed``. Of the rest, a random 15% (at least 35, all when fewer) is the random
 sample whose agreement estimates the cells the judge alone graded (S8.2).
 
-Only reviewable cells are queued: a user error, or a cell with nothing a judge read (no
-answer and no item), has nothing to give a verdict on.
+Only reviewable cells are queued: a user error the run's own check found, or a cell with
+nothing a judge read (no answer and no item), has nothing to give a verdict on.
 """
 
 from __future__ import annotations
@@ -67,7 +67,9 @@ def judged_items(cell: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def reviewable(cell: Mapping[str, Any]) -> bool:
-    if cell.get("outcome") == "user_error" or not cell.get("judge"):
+    # A user error the run's own check found has nothing to judge; one the grading found (a
+    # reply judged wrong, S6.12) goes to the owner, whose verdict on the reply decides.
+    if (cell.get("outcome") == "user_error" and not cell.get("user_replies")) or not cell.get("judge"):
         return False
     judge = cell["judge"]
     return bool(judged_items(cell)) or judge.get("understandability") is not None or bool(judge.get("unparsed"))
@@ -94,6 +96,8 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
     model = cell.get("model") or {}
     if judge_family is not None and family(model.get("preset"), model.get("model")) == judge_family:
         reasons.append("self-preference")
+    if cell.get("user_replies"):
+        reasons.append("user error")
     if cell.get("history"):
         reasons.append("changed")
     return reasons

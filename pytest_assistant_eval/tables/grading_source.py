@@ -27,13 +27,13 @@ from pytest_assistant_eval.tables.digest import read_digest
 
 #: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
 DIGESTS = ".digests"
-SLIM_CELL_VERSION = "5"
-SUMMARY_CELL_VERSION = "1"
+SLIM_CELL_VERSION = "6"  # 6: a user error keeps its reason (issue 22)
+SUMMARY_CELL_VERSION = "2"  # 2: a user error keeps its reason (issue 22)
 RECORD_ROW_VERSION = "2"
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
 _CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",
-              "conversation_seconds", "outcome", "history", "review")
+              "conversation_seconds", "outcome", "history", "review", "user_error")
 _JUDGE_KEEP = ("grader", "route", "deterministic", "unparsed", "to_owner", "understandability")
 
 
@@ -81,7 +81,7 @@ def slim_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 #: What a summary cell keeps (``summary_cell``): the summary reads nothing else of a graded cell.
-_SUMMARY_KEEP = ("format", "n", "source", "material_sha256", "level", "history")
+_SUMMARY_KEEP = ("format", "n", "source", "material_sha256", "level", "history", "user_error")
 
 
 def summary_cell(cell: dict[str, Any]) -> dict[str, Any]:
