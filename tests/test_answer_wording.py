@@ -360,8 +360,8 @@ def test_a_number_with_a_unit_word_the_reader_does_not_know_is_never_unit_less()
     items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 tatamis.", LISTING)
     item = the(items, "fact")
     assert item.pending and item.evidence["unknown_unit"].startswith("68")
-    assert judged[item.id]["verdict"] is None  # unsure: the owner decides
-    assert flags.form_missing == [] and outcome["outcome"] == "waiting"
+    assert judged[item.id]["unsure"] and judged[item.id]["confidence"] == 0.5  # unsure: the owner decides
+    assert flags.form_missing == []
     items, flags, _, outcome = grade(key(fact("area", 68, "m²")), "The floor area is 68.", LISTING)
     assert the(items, "fact").verdict == "right" and flags.form_missing and outcome["outcome"] == "answered"
 
@@ -538,7 +538,7 @@ def test_a_fact_whose_value_is_an_id_is_stated_by_the_records_name_when_names_ar
     items, _, judged, _ = grade(entry, "The review moved to 15:00. I wrote to Helena Sousa about the agenda.", names=names)
     item = the(items, "fact")
     assert item.pending and item.evidence["not_settled_because"].startswith("the sentence that names")
-    assert judged[item.id]["verdict"] is None
+    assert judged[item.id]["unsure"]
     items, _, judged, _ = grade(entry, "Invited: Tiago Ferreira.", names=names)
     assert judged[the(items, "fact").id]["verdict"] == "missing"
 

@@ -144,7 +144,10 @@ def judge_items(items: list[Item]) -> dict[str, dict[str, Any]]:
         else:
             verdict, reason = verdict_for(item)
         if verdict is UNSURE:
-            verdicts[item.id] = {"verdict": None, "confidence": 0.0, "reason": reason, "unsure": True}
+            # The rules cannot tell: the item keeps the reading most favourable to the assistant at
+            # confidence 0.5, marked unsure, and the cell goes to the owner (queue reason "unsure"),
+            # whose verdict replaces it; the tables count the cell as waiting until then.
+            verdicts[item.id] = {"verdict": item.allowed[0], "confidence": 0.5, "reason": reason, "unsure": True}
             continue
         verdicts[item.id] = {"verdict": verdict, "confidence": 1.0, "reason": reason}
     return verdicts
