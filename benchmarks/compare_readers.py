@@ -9,7 +9,7 @@ Reads every assistant message and final answer of ``tests/corpus/cells`` and, pe
   "kb" as a kilobarn, counts as the table's);
 - numbers in words: the spans text2num reads (through ``reading/spelled``) against the words
   number-parser rewrites as digits;
-- cost: the import (and, for pint, the registry's build) as a fresh process.
+- cost (number-parser, if installed: ``pip install number-parser``; it is not a dependency): the import (and, for pint, the registry's build) as a fresh process.
 
 It prints the counts and the first ``--show`` finds of each kind, for a hand check.
 """
@@ -48,7 +48,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", type=int, default=20)
     args = parser.parse_args()
-    import number_parser
+    try:
+        import number_parser  # only for this comparison; not a dependency of the harness
+    except ImportError:
+        number_parser = None
 
     from pytest_assistant_eval.reading import units
     from pytest_assistant_eval.reading.quantities import find_quantities
@@ -85,8 +88,8 @@ def main() -> int:
 
     ours = [(text[s.start:s.end], s.value) for text in texts for s in spelled_numbers(text)]
     kept = [q.text for text in texts for q in find_quantities(text) if q.spelled]
-    theirs = []
-    for text in texts:
+    theirs: list[str] = []
+    for text in texts if number_parser is not None else []:
         rewritten = number_parser.parse(text)
         theirs.extend(w for w in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", text)
                       if w.lower() in _NUMBER_WORDS and w not in rewritten.split())
@@ -99,7 +102,8 @@ def main() -> int:
     print(f"  pint import {import_seconds('import pint'):.3f} s; import and registry "
           f"{import_seconds('import pint; pint.UnitRegistry()'):.3f} s")
     print(f"  text2num import {import_seconds('import text_to_num'):.3f} s")
-    print(f"  number-parser import {import_seconds('import number_parser'):.3f} s")
+    if number_parser is not None:
+        print(f"  number-parser import {import_seconds('import number_parser'):.3f} s")
     return 0
 
 

@@ -89,7 +89,7 @@ def test_a_count_of_things_is_unit_less_not_an_unknown_unit():
 @pytest.mark.parametrize(
     "text",
     ["288.00 EUR a night", "288.00 EUR per night", "288.00 EUR/night", "288.00 EUR nightly",
-     "288.00 EUR each night", "a nightly rate of 288.00 EUR", "per-night price: 288.00 EUR", "€288 a night"],
+     "288.00 EUR each night", "a nightly rate of 288.00 EUR", "per-night price: 288.00 EUR", "€288 a night", "€288/nt"],
 )
 def test_a_price_per_night_carries_its_denominator_however_it_is_written(text):
     q = one(text)

@@ -610,7 +610,8 @@ _E_NOTATION_RE = re.compile(r"[eE](?P<exp>[-+]?[0-9]{1,3})(?![\w])")
 _TIMES_TEN_RE = re.compile(rf"{_SPACE}?[×xX*·]{_SPACE}?10{_EXPONENT}(?![0-9])")
 # A denominator after a unit: "EUR/m²", "€ per m2", "kWh/m²/year", "km/h", "72 EUR a night".
 _PER_WORDS = {"yr": "year", "years": "year", "annum": "year", "year": "year", "month": "month", "months": "month",
-              "mo": "month", "person": "person", "people": "person", "guest": "person", "seat": "seat"}
+              "mo": "month", "person": "person", "people": "person", "guest": "person", "seat": "seat",
+              "nt": "night", "pn": "night"}
 _PER_RE = re.compile(
     rf"(?:{_SPACE}*/{_SPACE}*|{_SPACE}+(?i:per|an?){_SPACE}+)"
     rf"(?P<den>(?i:{_alternation(list(_CI_SPELLINGS) + list(_PER_WORDS))})|{_alternation(_CS_SPELLINGS)})"
