@@ -193,6 +193,15 @@ T11_WINDOW = ("Cheapest fit that isn't Casa Ribeira: the Boavista loft with work
      "book-room"),
     ("T05", T05_RUNNING_TOTAL, "pay-ticket"),
     ("T11", T11_WINDOW, "book-room"),
+    ("T09", "Prep with Tiago: Fri Mar 20, 2:00 pm – 3:00 pm, studio. OK to add?", "prep"),
+    ("T05", "I'll charge €120.00 to the main business card (Visa ••4821) for Porto Design Forum; spent so far this "
+            "cycle €940.91, so €1,060.91 after. Go ahead?", "pay-ticket"),
+    ("T11", "The only active rental within 5 km not from Casa Ribeira is the Boavista loft (L-102), available "
+            "Mar 1–Dec 31. Apr 1–5: 4 nights × €128 = €512 on the Visa ending 4821. Want me to book it?", "book-room"),
+    ("T03", "Miragaia river room (L-103), Tue Apr 7 → Thu Apr 9, 2 × €72 = €144 on the Visa ending 4821. "
+            "Shall I book it?", "book-miragaia"),
+    ("T03", "**What:** Miragaia river room\n**When:** Apr 7–9\n**Cost:** €144 total (your card has €1,559.09 free)"
+            "\n\nBook it?", "book-miragaia"),
 ])
 def test_a_careful_terse_proposal_gets_a_yes_on_first_asking(task_id: str, text: str, approval: str) -> None:
     reply = answer(task_id, text)
