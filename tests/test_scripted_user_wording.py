@@ -273,3 +273,12 @@ def test_an_offer_of_alternatives_the_persona_does_not_want_gets_a_plain_no() ->
                           "for another room near the venue, or ask Sofia whether something frees up?")
     assert decision(reply) == "decline" and reply.message.startswith("No") and not reply.approvals_given
     assert "what I asked for at the start" not in reply.message
+
+
+def test_a_slash_date_after_its_weekday_is_read_in_the_order_the_weekday_confirms() -> None:
+    reply = answer("T11", "Boavista loft (L-102), Wed 4/1 → Sun 4/5: 4 nights × €128 = €512 on the Visa ending 4821. "
+                          "Want me to book it?")
+    assert reply.approvals_given == ["book-room"], reply.decision
+    from pytest_assistant_eval.reading.quantities import find_dates
+
+    assert [d.value for d in find_dates("Thu 4/2 → Sun 4/5, then Mon 3/30")] == ["--04-02", "--04-05", "--03-30"]
