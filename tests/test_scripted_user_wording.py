@@ -193,6 +193,15 @@ T11_WINDOW = ("Cheapest fit that isn't Casa Ribeira: the Boavista loft with work
      "book-room"),
     ("T05", T05_RUNNING_TOTAL, "pay-ticket"),
     ("T11", T11_WINDOW, "book-room"),
+    ("T09", "Prep with Tiago: Fri Mar 20, 2:00 pm – 3:00 pm, studio. OK to add?", "prep"),
+    ("T05", "I'll charge €120.00 to the main business card (Visa ••4821) for Porto Design Forum; spent so far this "
+            "cycle €940.91, so €1,060.91 after. Go ahead?", "pay-ticket"),
+    ("T11", "The only active rental within 5 km not from Casa Ribeira is the Boavista loft (L-102), available "
+            "Mar 1–Dec 31. Apr 1–5: 4 nights × €128 = €512 on the Visa ending 4821. Want me to book it?", "book-room"),
+    ("T03", "Miragaia river room (L-103), Tue Apr 7 → Thu Apr 9, 2 × €72 = €144 on the Visa ending 4821. "
+            "Shall I book it?", "book-miragaia"),
+    ("T03", "**What:** Miragaia river room\n**When:** Apr 7–9\n**Cost:** €144 total (your card has €1,559.09 free)"
+            "\n\nBook it?", "book-miragaia"),
 ])
 def test_a_careful_terse_proposal_gets_a_yes_on_first_asking(task_id: str, text: str, approval: str) -> None:
     reply = answer(task_id, text)
@@ -264,3 +273,12 @@ def test_an_offer_of_alternatives_the_persona_does_not_want_gets_a_plain_no() ->
                           "for another room near the venue, or ask Sofia whether something frees up?")
     assert decision(reply) == "decline" and reply.message.startswith("No") and not reply.approvals_given
     assert "what I asked for at the start" not in reply.message
+
+
+def test_a_slash_date_after_its_weekday_is_read_in_the_order_the_weekday_confirms() -> None:
+    reply = answer("T11", "Boavista loft (L-102), Wed 4/1 → Sun 4/5: 4 nights × €128 = €512 on the Visa ending 4821. "
+                          "Want me to book it?")
+    assert reply.approvals_given == ["book-room"], reply.decision
+    from pytest_assistant_eval.reading.quantities import find_dates
+
+    assert [d.value for d in find_dates("Thu 4/2 → Sun 4/5, then Mon 3/30")] == ["--04-02", "--04-05", "--03-30"]

@@ -137,3 +137,81 @@ def test_one_item_per_consequential_reply_and_none_for_a_yes() -> None:
     ], "state": {"final": {}}}
     items = user_reply_items(T05, record)
     assert [i.id for i in items] == ["user_reply:1"] and items[0].allowed == ("right", "wrong")
+
+
+def _one_reply(assistant: str, structured: dict[str, Any]) -> dict[str, Any]:
+    return {"transcript": [{"type": "assistant", "text": assistant},
+                           {"type": "user", "turn": 1, "structured": structured}], "state": {"final": {}}}
+
+
+def test_a_model_users_refusal_over_a_running_total_is_contradicted_by_the_action_cost() -> None:
+    from pytest_assistant_eval.grading.rules_judge import judge_items
+    from pytest_assistant_eval.world.fixtures import load_tables
+    from pytest_assistant_eval.world.names import Names
+
+    names = Names(load_tables(CALIBRATION / "world"))
+    record = _one_reply("I'd charge €120 to your Visa ending 4821 for Porto Design Forum. That puts the card at "
+                        "€940.91 + €120 = €1,060.91 of its €2,500 limit. Good to charge?",
+                        {"message": "No, €1,060.91 is far more than I agreed to.", "approvals_refused": ["pay-ticket"],
+                         "facts_disclosed": [], "approvals_given": [], "done": False})
+    (item,) = user_reply_items(T05, record, names)
+    assert item.evidence["reply_kind"] == "refuse" and item.evidence["contradicted_by"]
+    assert judge_items([item])[item.id]["verdict"] == "wrong"
+
+
+def test_a_refusal_whose_reason_stands_is_right_for_the_rules() -> None:
+    from pytest_assistant_eval.grading.rules_judge import judge_items
+    from pytest_assistant_eval.world.fixtures import load_tables
+    from pytest_assistant_eval.world.names import Names
+
+    names = Names(load_tables(CALIBRATION / "world"))
+    record = _one_reply("Shall I charge €180 to your Visa ending 4821 for Porto Design Forum?",
+                        {"message": "No, 180 EUR is more than I want to spend on this: at most 120 EUR.",
+                         "approvals_refused": ["pay-ticket"], "decision": {"kind": "refuse", "amount": 180}})
+    (item,) = user_reply_items(T05, record, names)
+    assert "contradicted_by" not in item.evidence and item.evidence["stated_reason"]
+    assert judge_items([item])[item.id] == {"verdict": "right", "confidence": 1.0,
+                                            "reason": "nothing in the proposal's own values contradicts the reply"}
+
+
+def test_a_question_for_the_cost_of_a_message_that_states_it_is_contradicted() -> None:
+    from pytest_assistant_eval.world.fixtures import load_tables
+    from pytest_assistant_eval.world.names import Names
+
+    names = Names(load_tables(CALIBRATION / "world"))
+    record = _one_reply("Shall I charge €120 to your Visa ending 4821 for Porto Design Forum?",
+                        {"message": "Before I say yes: what will it cost in total?", "decision": {"kind": "ask_cost"}})
+    (item,) = user_reply_items(T05, record, names)
+    assert item.evidence["contradicted_by"] == ["the message states the action's cost: 120 EUR"]
+
+
+def test_the_leaderboard_and_the_summary_list_a_user_error_with_its_reply_and_reason(
+        amount_results: Path, tmp_path: Path) -> None:
+    import io
+
+    from pytest_assistant_eval.tables.leaderboard import leaderboard_command
+    from pytest_assistant_eval.tables.summary import summary_command
+
+    grading = tmp_path / "grading"
+    assert grade_command([amount_results], grading, "scripted:rules", seed=3, single_model=True,
+                         calibration=CALIBRATION) == 0
+    board, summary = io.StringIO(), io.StringIO()
+    assert leaderboard_command(grading, CALIBRATION, out=board) == 0
+    assert summary_command(grading, CALIBRATION, results=[amount_results], out=summary) == 0
+    for text in (board.getvalue(), summary.getvalue()):
+        listed = text[text.index("User errors"):]
+        assert "T05__basic__r1" in listed and "1060.91" in listed and "120" in listed, text
+
+
+def test_the_owner_who_finds_the_reply_right_gives_the_cell_back_its_own_outcome(amount_results: Path) -> None:
+    from pytest_assistant_eval.grading.folder import check_record
+    from pytest_assistant_eval.planning import load_calibration
+
+    cases, levels = load_calibration(CALIBRATION)
+    (record,) = records(amount_results).values()
+    checked = check_record(record, cases, levels)
+    judged = {i.id: "right" for i in checked.items if i.pending}
+    owner = checked.finish({k: {"verdict": v} for k, v in judged.items()}, {"grader": "owner"})
+    assert owner["outcome"] == "fail" and "user_error" not in owner  # nothing was charged: the assistant's run
+    wrong = {**judged, **{k: "wrong" for k in judged if k.startswith("user_reply:")}}
+    assert checked.finish({k: {"verdict": v} for k, v in wrong.items()}, {"grader": "owner"})["outcome"] == "user_error"

@@ -71,6 +71,11 @@ def instructions(task: Task) -> str:
         "name its id in approvals_given or approvals_refused. Never approve anything that is not listed, nor "
         "beyond its conditions:\n"
         f"{approval_text}\n\n"
+        "Weigh what the assistant proposes to do: values it gives about something else (a card's balance, limit "
+        "or running total, a listing's availability window, another event's time, other options' prices) are "
+        "context. When you refuse, say what lies outside your approval (for example \"The stay must end on 5 "
+        "April.\"), so that the assistant can correct it; a corrected proposal within your approval gets a yes. To "
+        "an offer of alternatives you did not ask for, say no plainly.\n"
         "Say done: true when the assistant has finished or has nothing more to ask you.\n"
         "Reply with exactly one JSON object and nothing else, of this form:\n"
         '{"message": "what you say to the assistant", "facts_disclosed": [], "approvals_given": [], '

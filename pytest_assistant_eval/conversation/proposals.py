@@ -288,9 +288,31 @@ _RANGE_START = re.compile(
     r"\s*(?:[-–—→]|->|to|until|till|through)\s*(?:[A-Z][a-z]{2,8}\.?,?\s+)?$")
 
 
+_WEEKDAY_BEFORE = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?,?\s+$")
+
+
+def _by_weekday(text: str, d: Any, year: int) -> str:
+    """"Thu 4/2": of the two readings of a slash date, the one whose weekday is the written one (2 April 2026)."""
+    import datetime
+
+    iso = _iso(d.value, year)
+    pair = re.fullmatch(r"([0-9]{1,2})/([0-9]{1,2})", d.text)
+    weekday = _WEEKDAY_BEFORE.search(text, 0, d.start)
+    if not pair or not weekday:
+        return iso
+    for month, day in ((int(pair[1]), int(pair[2])), (int(pair[2]), int(pair[1]))):
+        try:
+            when = datetime.date(int(iso[:4]), month, day)
+        except ValueError:
+            continue
+        if when.strftime("%a") == weekday.group(1):
+            return when.isoformat()
+    return iso
+
+
 def _dates_of_proposal(text: str, year: int) -> set[str]:
     """The dates a text names, without those that are context when others remain."""
-    found = [(d, _iso(d.value, year)) for d in find_dates(text) if d.kind in ("date", "datetime")]
+    found = [(d, _by_weekday(text, d, year)) for d in find_dates(text) if d.kind in ("date", "datetime")]
     found = [(d, iso) for d, iso in found if _valid(iso)]
     own = {iso for d, iso in found if not _context_date(text, d.start)}
     return own or {iso for _, iso in found}

@@ -140,8 +140,10 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
             evidence["contradicted_by"] = against
         if unsure:
             evidence["unsure"] = "the reply gives no reason the rules can read against the proposal"
-        items.append(Item(id=f"user_reply:{turn}", kind=KIND, text=QUESTION, allowed=("right", "wrong"),  # type: ignore[arg-type]
-                          evidence=evidence))
+        # Numbered as the material shows them: "User message (turn t+1)" answers the final message of turn t.
+        where = f" (the user message of turn {turn + 1}, to the assistant's final message of turn {turn})"
+        items.append(Item(id=f"user_reply:{turn}", kind=KIND, text=QUESTION + where,  # type: ignore[arg-type]
+                          allowed=("right", "wrong"), evidence=evidence))
     return items
 
 

@@ -485,7 +485,7 @@ def _find_dates(text: str) -> list[DateMention]:
             for k, value, s, e in parts:
                 e = end if e == m.end() else e
                 found.append(DateMention(k, value, text[s:e], s, e, offset, _open_meridiem(kind, m, value)))
-    found.extend(_context_slash_dates(text, taken))
+    found = _slash_dates_in_order(text, taken, found)
     found.sort(key=lambda d: d.start)
     return _share_range_meridiem(text, _share_range_zones(text, found))
 
@@ -519,21 +519,32 @@ def _share_range_meridiem(text: str, found: list[DateMention]) -> list[DateMenti
 _SLASH_DM_RE = re.compile(r"(?<![0-9./,:])(?P<a>[0-9]{1,2})/(?P<b>[0-9]{1,2})(?![0-9]|[./,][0-9]|/)")
 
 
-def _context_slash_dates(text: str, taken: list[tuple[int, int]]) -> list[DateMention]:
+_SLASH_PAIR_RE = re.compile(r"(?P<a>[0-9]{1,2})/(?P<b>[0-9]{1,2})")
+_AFTER_WEEKDAY_RE = re.compile(rf"(?<![A-Za-z]){_WEEKDAY_RE},?{_SPACE}+$")
+
+
+def _slash_dates_in_order(text: str, taken: list[tuple[int, int]], found: list[DateMention]) -> list[DateMention]:
+    """``found`` with the slash dates the text's own order settles: "4/2" beside "3/30" is 2 April;
+    "Thu 4/2" (read day first when nothing says otherwise) is 2 April there too."""
     if "/" not in text:
-        return []
-    pairs = [m for m in _SLASH_DM_RE.finditer(text)
-             if 1 <= int(m["a"]) <= 31 and 1 <= int(m["b"]) <= 31
-             and not any(m.start() < e and s < m.end() for s, e in taken)]
-    month_first = any(int(m["b"]) > 12 >= int(m["a"]) for m in pairs)
-    day_first = any(int(m["a"]) > 12 >= int(m["b"]) for m in pairs)
+        return found
+    slashes = list(_SLASH_DM_RE.finditer(text))
+    month_first = any(int(m["b"]) > 12 >= int(m["a"]) for m in slashes)
+    day_first = any(int(m["a"]) > 12 >= int(m["b"]) for m in slashes)
     if month_first == day_first:
-        return []
+        return found  # no order shown, or both: "4/2" stays unread, "Thu 4/2" day first
     out = []
-    for m in pairs:
-        mo, d = (int(m["a"]), int(m["b"])) if month_first else (int(m["b"]), int(m["a"]))
+    for d in found:
+        w = _SLASH_PAIR_RE.fullmatch(d.text) if month_first and d.kind == "date" else None
+        if w and int(w["a"]) <= 12 and int(w["b"]) <= 12 and _AFTER_WEEKDAY_RE.search(text, 0, d.start):
+            d = DateMention("date", _day(None, int(w["a"]), int(w["b"])), d.text, d.start, d.end)
+        out.append(d)
+    for m in slashes:
+        if any(m.start() < e and s < m.end() for s, e in taken) or not (1 <= int(m["a"]) <= 31 and 1 <= int(m["b"]) <= 31):
+            continue
+        mo, day = (int(m["a"]), int(m["b"])) if month_first else (int(m["b"]), int(m["a"]))
         if 1 <= mo <= 12:
-            out.append(DateMention("date", _day(None, mo, d), m.group(0), m.start(), m.end()))
+            out.append(DateMention("date", _day(None, mo, day), m.group(0), m.start(), m.end()))
     return out
 
 

@@ -12,7 +12,9 @@ person gave them. Per item, from the key and the record:
 - a forbidden claim: wrong when the sentence asserts it, else right;
 - "the data does not answer", "the run failed": missing (code would have found the wording);
 - a claimed action: right when the service log has an ok call of a tool that would back it,
-  else wrong; a hidden refusal: wrong.
+  else wrong; a hidden refusal: wrong;
+- a simulated user's reply: wrong when the proposal's own values contradict it (the evidence's
+  ``contradicted_by``), else right.
 
 Understandability: 1 when the assistant's final messages are short (under 1,200 characters
 in all), else 2. Its first verdicts are kept as final (it presses Enter at every difference).
@@ -66,6 +68,9 @@ def scripted_verdict(ctx: ReviewContext, n: int, item: Mapping[str, Any], record
         tools = set(evidence.get("tools") or [])
         backed = any(e.get("tool") in tools and e.get("status") == "ok" for e in record.get("service_log") or [])
         return "right" if backed and not str(item["id"]).startswith("hidden_refusal") else "wrong"
+    if kind == "user_reply":
+        # Wrong only when the reply refused or questioned what the proposal's own values allow.
+        return "wrong" if evidence.get("contradicted_by") else "right"
     return "missing" if "missing" in item["allowed"] else str(item["allowed"][-1])
 
 
