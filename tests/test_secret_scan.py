@@ -119,7 +119,10 @@ def test_no_repr_of_a_secret_a_provider_or_its_request_shows_the_key():
         pickle.dumps(secret)
 
 
-def test_a_key_an_http_header_cannot_carry_is_refused_before_any_request_without_showing_it():
+def test_a_key_an_http_header_cannot_carry_is_refused_before_any_request_without_showing_it(monkeypatch):
+    from pytest_assistant_eval.providers import keys
+
+    monkeypatch.setattr(keys, "_from_keyring", lambda preset: None)  # the variable, whatever keyring this process has
     with pytest.raises(ConfigurationError) as caught:
         get_key("openai", environ={"OPENAI_API_KEY": "Qx7Wv93mKt2LpZr8-hÑ4cÿd6"})
     assert "OPENAI_API_KEY" in str(caught.value) and "character 19" in str(caught.value)
