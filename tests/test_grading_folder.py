@@ -108,7 +108,12 @@ def test_the_judge_is_named_in_every_graded_cell_even_when_it_judged_nothing(two
     out = tmp_path / "grading"
     run_grade(two_folders, out)
     _, cells = read_grading(out)
-    assert all(c["judge"]["verdicts"] == {} for c in cells)
+    assert all(c["judge"]["grader"] == "scripted:rules" for c in cells)
+    # The judge reads only what code left open (every answer's claims item among it, issue 21).
+    for c in cells:
+        open_ids = {i["id"] for i in c["items"] if i["settled_by"] != "check"}
+        assert set(c["judge"]["verdicts"]) <= open_ids | {i["id"] for i in c["items"]}
+        assert open_ids <= set(c["judge"]["verdicts"])
 
 
 def test_grading_primes_the_tables_digests_with_the_rows_they_would_derive_from_the_files(two_folders, tmp_path):

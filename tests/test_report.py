@@ -277,7 +277,7 @@ def test_the_user_error_run_is_counted_apart_with_its_reason(visit: Visit):
     section = visit.page.locator("#user")
     assert section.locator("li", has_text="the user approved a listing outside the approval").count() == 1
     article = visit.open_first(outcome="user_error")
-    assert "user error (no checks, no judge)" in article.inner_text()
+    assert "user error (the simulated user answered wrongly; in no rate)" in article.inner_text()
 
 
 def test_an_answer_with_markup_shows_as_text(visit: Visit, graded: tuple[Path, dict[str, int]]):

@@ -584,7 +584,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     items.extend(number_items(answer, quantities, sources, escalation_sentence=escalation_sentence,
                               key_values=key_values))
     items.extend(forbidden_items(answer, key.forbidden))
-    claims = claims_item("claims", answer, [*tool_texts, *user_texts, *earlier_answers, *tool_arguments],
+    claims = claims_item("claims", answer, [*tool_texts, *user_texts, *earlier_answers], id_sources=tool_arguments,
                          data_answers=bool(key.facts) and not key.data_does_not_answer and not flags.escalated,
                          covered=key_values)
     if claims is not None:

@@ -21,14 +21,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_assistant_eval.grading.items import Item
-from pytest_assistant_eval.reading.quantities import DateMention, find_dates
+from pytest_assistant_eval.reading.quantities import DateMention, find_calculations, find_dates
 from pytest_assistant_eval.reading.wording import plain, says_no_data, sentence_around
 
-__all__ = ["CLAIMS_TEXT", "claims_item", "untraced_statements"]
+__all__ = ["CLAIMS_TEXT", "claims_item", "untraced_statements", "wrong_calculations", "denied_clashes"]
 
-CLAIMS_TEXT = ("every statement of fact in this message that no other item covers (dates, times, ids, names, "
-               "states of records, causes, counts, 'the records do not say') is backed by this conversation's "
-               "tool results or the user's words")
+CLAIMS_TEXT = ("every other statement of fact (dates, times, ids, names, states, causes, counts, 'no data') "
+               "is backed by the tools' outputs or the user's words")
 
 # An id as tools write them: letters, a separator, then digits ("L-103", "card-visa-4821",
 # "ch-0011", "pay-0105", "b-0003", "e-0008", "m-0016").
@@ -82,13 +81,16 @@ def _days_around(seen: set[tuple[str, Any]]) -> set[tuple[str, Any]]:
     return out
 
 
-def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int] = ()) -> list[dict[str, str]]:
+def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int] = (),
+                        id_sources: Iterable[str] = ()) -> list[dict[str, str]]:
     """The dates, times and ids of ``text`` that no source text states, each with its sentence.
     ``covered``: offsets where another item already reads a value (a key fact it matched)."""
     skip = set(covered)
     texts = list(sources)
     seen = _seen_keys(texts)
-    joined = "\n".join(texts).casefold()
+    # Ids the assistant passed to a tool are the records it acted on; its own arguments are no
+    # source of a date or a time (a wrong time in a message it sent is still wrong).
+    joined = "\n".join([*texts, *id_sources]).casefold()
     found: list[dict[str, str]] = []
     for d in find_dates(text):
         keys = _moment_keys(d)
@@ -112,8 +114,51 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
     return found[:MAX_LISTED]
 
 
+def wrong_calculations(text: str) -> list[str]:
+    """Shown arithmetic that does not hold ("4 x 72.00 = 268.00 EUR"): a false statement whatever
+    else the message says."""
+    return [c.text for c in find_calculations(text) if not c.holds][:MAX_LISTED]
+
+
+# "nothing clashes", "no conflicts", "the slot is free", "nothing else is booked then"
+_NO_CLASH = re.compile(
+    r"\b(?:nothing|no\s+other\s+\w+|no\s+events?)\s+(?:else\s+)?(?:\w+\s+){0,3}?(?:clash|conflict|overlap|collide)"
+    r"|\bno\s+(?:\w+\s+)?(?:clash|conflict|overlap)s?\b"
+    r"|\b(?:doesn't|does\s+not|won't|will\s+not|don't|do\s+not)\s+(?:\w+\s+)?(?:clash|conflict|overlap|collide)"
+    r"|\bnothing\s+(?:else\s+)?(?:is\s+)?(?:booked|scheduled|planned|in\s+(?:the|your)\s+calendar)"
+    r"|\b(?:calendar|slot|time|you)\s+(?:is|are)\s+(?:completely\s+|entirely\s+)?(?:free|clear|open)\b",
+    re.I)
+
+
+def denied_clashes(text: str, created: Iterable[tuple[str, str]], events: Iterable[dict[str, Any]]) -> list[str]:
+    """Sentences saying nothing clashes with an event the assistant made or moved, where an event
+    the assistant was shown overlaps it (ISO start and end, compared as instants)."""
+    from datetime import datetime
+
+    def instant(value: Any) -> datetime | None:
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo is not None else None
+
+    spans = [(instant(a), instant(b)) for a, b in created]
+    spans = [(a, b) for a, b in spans if a and b]
+    if not spans:
+        return []
+    overlapping = []
+    for event in events:
+        a, b = instant(event.get("start")), instant(event.get("end"))
+        if a and b and event.get("status") != "cancelled" and any(a < y and x < b and (a, b) != (x, y) for x, y in spans):
+            overlapping.append(event)
+    if not overlapping:
+        return []
+    return [sentence_around(text, m.start(), m.end())[:240] for m in _NO_CLASH.finditer(plain(text))][:MAX_LISTED]
+
+
 def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers: bool | None,
-                covered: Iterable[int] = ()) -> Item | None:
+                covered: Iterable[int] = (), clashes_denied: list[str] | None = None,
+                id_sources: Iterable[str] = ()) -> Item | None:
     """The ``claims`` item of one message (None for an empty one).
 
     ``data_answers``: True when the key says the data answers the question (a question turn
@@ -121,7 +166,15 @@ def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers
     """
     if not plain(text).strip():
         return None
-    evidence: dict[str, Any] = {"untraced": untraced_statements(text, sources, covered)}
+    evidence: dict[str, Any] = {}
+    untraced = untraced_statements(text, sources, covered, id_sources)
+    if untraced:
+        evidence["untraced"] = untraced
+    wrong = wrong_calculations(text)
+    if wrong:
+        evidence["calculations_that_do_not_hold"] = wrong
+    if clashes_denied:
+        evidence["denies_a_clash_the_records_show"] = clashes_denied
     if data_answers:
         phrase = says_no_data(text)
         if phrase is not None:

@@ -97,6 +97,10 @@ def verdict_for(item: Item) -> tuple[str, str]:
 
 def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
     evidence = item.evidence
+    if evidence.get("calculations_that_do_not_hold"):
+        return "wrong", f"a shown calculation does not hold: {evidence['calculations_that_do_not_hold'][0]!r}"[:200]
+    if evidence.get("denies_a_clash_the_records_show"):
+        return "wrong", f"says nothing clashes, but a calendar event overlaps: {evidence['denies_a_clash_the_records_show'][0]!r}"[:200]
     untraced = evidence.get("untraced") or []
     # "I can't tell whether ..." beside every key fact stated right is about something else;
     # beside a fact not stated it may deny what the records say: the owner reads it.
@@ -105,7 +109,7 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
     if untraced:
         shown = ", ".join(repr(u.get("text")) for u in untraced[:3])
         return UNSURE, f"no tool result or user text gives {shown}"[:200]
-    return "right", "every date, time and id the message states comes from a tool result or the user"
+    return "right", "every date, time and id stated is in a tool's output or the user's words"
 
 
 def _facts_stated(items: list[Item], claims: Item) -> bool:

@@ -71,6 +71,11 @@ def scripted_verdict(ctx: ReviewContext, n: int, item: Mapping[str, Any], record
     if kind == "user_reply":
         # Wrong only when the reply refused or questioned what the proposal's own values allow.
         return "wrong" if evidence.get("contradicted_by") else "right"
+    if kind == "claims":
+        # Its own reading of what code traced: right when nothing was left untraced or false.
+        doubts = ("untraced", "calculations_that_do_not_hold", "denies_a_clash_the_records_show",
+                  "says_the_data_is_silent")
+        return "wrong" if any(evidence.get(k) for k in doubts) else "right"
     return "missing" if "missing" in item["allowed"] else str(item["allowed"][-1])
 
 

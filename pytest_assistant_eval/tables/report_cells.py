@@ -43,6 +43,15 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
 
 
+#: An item's evidence is shown up to this many characters (the graded cell keeps it whole):
+#: a user reply's evidence holds the whole message it answers, which the page shows anyway.
+EVIDENCE_SHOWN = 600
+
+
+def _folded(text: str) -> str:
+    return text if len(text) <= EVIDENCE_SHOWN else text[:EVIDENCE_SHOWN] + " …"
+
+
 @dataclass
 class ItemView:
     """One item: what it says, its final verdict and who settled it, beside every verdict given."""
@@ -179,7 +188,7 @@ def item_views(cell: Mapping[str, Any], review: Mapping[str, Any] | None) -> lis
         views.append(ItemView(item_id, str(item.get("kind")), str(item.get("text") or ""), bool(item.get("critical")),
                               verdict, settled, by_check, judged.get("verdict"), judged.get("reason"),
                               _owner(review, "first", item_id), owner_final,
-                              compact_json(item.get("evidence") or {})))
+                              _folded(compact_json(item.get("evidence") or {}))))
     return views
 
 
