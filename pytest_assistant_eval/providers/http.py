@@ -181,7 +181,7 @@ _MESSAGE_RETRY = re.compile(r"(?:try again|retry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|
 
 
 def retry_after_from_message(message: str | None) -> float | None:
-    if not message:
+    if not message or not isinstance(message, str):
         return None
     m = _MESSAGE_RETRY.search(message)
     return parse_duration(m.group(1)) if m else None
