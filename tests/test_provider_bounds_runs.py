@@ -120,7 +120,7 @@ def test_a_ten_megabyte_answer_is_an_oversized_stop_kept_small_and_graded_failed
     cases, levels = load_calibration(calibration_dir)
     for name, record in cells.items():
         assert record["stop_reason"] == "oversized"
-        assert record["requests"][-1]["stop_reason"] == "oversized"
+        assert record["requests"][-1]["stop_reason"] == "oversized" and record["requests"][-1]["oversized"]["capped"]
         assert (out / "cells" / f"{name}.json").stat().st_size < 200_000
         assert len(record["turns"][-1]["final"]) < 4200
         graded = grade_record(record, cases, levels)

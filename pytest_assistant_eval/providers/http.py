@@ -359,7 +359,6 @@ class HTTPProvider:
     wire_format: str = ""
     can_stream: bool = True
     can_whole: bool = True
-    default_timeout: float = 600.0
 
     def __init__(
         self,
