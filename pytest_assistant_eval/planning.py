@@ -244,15 +244,16 @@ def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
 
-def check_route(spec: ModelSpec, accept_data_notice: bool) -> tuple[str | None, list[str]]:
+def check_route(spec: ModelSpec, accept_data_notice: bool) -> tuple[Any, list[str]]:
     """One model's route before any cell: its data notice (accepted or refused), its key, and
     the lines the run says at its start (the notice's text, where the key goes or that there is
     none). Every session that sends requests (ours, AgentDojo's) asks this."""
     from pytest_assistant_eval.providers.errors import ConfigurationError
     from pytest_assistant_eval.providers.errors import ProviderError as _PE
-    from pytest_assistant_eval.providers.keys import get_key, key_destination, missing_key_line
+    from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
     from pytest_assistant_eval.providers.notices import check_notice
     from pytest_assistant_eval.providers.presets import preset_info, resolve_base_url
+    from pytest_assistant_eval.providers.secret import weak_key_line
 
     try:
         notices = check_notice(spec.preset, spec.model, spec.base_url, accept_data_notice, world_verified=True)
@@ -260,7 +261,9 @@ def check_route(spec: ModelSpec, accept_data_notice: bool) -> tuple[str | None, 
         key = get_key(spec.preset, base_url=address)
         said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key
                 else missing_key_line(spec.preset, address))
+        weak = weak_key_line(spec.preset, key_source(spec.preset, base_url=address), key,
+                             (spec.model, spec.label, address)) if key else None
     except (_PE, ConfigurationError) as exc:
         raise UsageError(str(exc)) from None
     lines = [f"assistant-eval: data notice ({n.route}): {n.text}" for n in notices]
-    return key, [line for line in [*lines, said] if line]
+    return key, [line for line in [*lines, said, weak] if line]

@@ -7,6 +7,7 @@ Hooks stay thin and hand off to ``runner`` (planning and running cells) and
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,15 @@ import pytest
 
 from pytest_assistant_eval import runner
 from pytest_assistant_eval.progress import Progress
+from pytest_assistant_eval.results_folder import refuse_grading_folder
+from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.report_redaction import guard_showlocals, redact_report
 from pytest_assistant_eval.scheduling import RouteScheduling, scope_for
+from pytest_assistant_eval.writer_lock import FolderInUse, WriterLock, check_under
 
 SESSION_KEY = pytest.StashKey["runner.RunSession"]()
+LOCKS_KEY = pytest.StashKey[list]()  # the controller's writer locks, one per results folder (writer_lock.py)
+WRITER_TOKEN = "assistant_eval_writer"  # the workerinput key: the token of the lock the controller holds
 PROGRESS_KEY = pytest.StashKey[Progress]()
 STATUS_PROPERTY = "assistant_eval_status"
 CUSTOM_OUTCOMES = {"kept": ("kept", "K", "KEPT"), "na": ("na", "N", "NOT APPLICABLE"), "left": ("left", "L", "LEFT"),
@@ -176,19 +183,72 @@ def pytest_configure(config: pytest.Config) -> None:
     for spec in session.models.values():
         config.addinivalue_line("markers", f"{_marker(spec.preset)}: cells of this provider preset")
         config.addinivalue_line("markers", f"{_marker(spec.label)}: cells of this model")
+    said = guard_showlocals(config.option)  # on workers too: each renders its own cells' tracebacks
+    if said and not hasattr(config, "workerinput") and said not in session.start_lines:
+        session.start_lines.append(said)
     if not hasattr(config, "workerinput"):
         try:
+            _hold_folders(config, session)  # before anything in the folders is cleaned or written
             session.prepare_folders()
-        except runner.UsageError as exc:
+        except (runner.UsageError, FolderInUse) as exc:
+            _release_folders(config)
             raise pytest.UsageError(str(exc)) from None
         config.stash[PROGRESS_KEY] = Progress(total=len(session.cells))
         config.pluginmanager.register(ProgressReporter(config, config.stash[PROGRESS_KEY]), "assistant-eval-progress")
+    else:
+        _check_under_controller(config, session)
     config.stash[SESSION_KEY] = session
+
+
+def _session_folders(session: Any) -> list[Path]:
+    return [runner.results_dir(session.options, spec) for spec in session.models.values()]
+
+
+def _hold_folders(config: pytest.Config, session: Any) -> None:
+    """One writer per results folder: the controller holds each folder's lock for the whole run."""
+    locks: list[WriterLock] = []
+    config.stash[LOCKS_KEY] = locks
+    token = uuid.uuid4().hex
+    for folder in [session.options.out, *_session_folders(session)]:
+        refuse_grading_folder(folder, runner.UsageError)  # before the lock writes a file into it
+    for folder in _session_folders(session):
+        lock = WriterLock(folder)
+        lock.acquire(token)
+        locks.append(lock)
+
+
+def _release_folders(config: pytest.Config) -> None:
+    for lock in config.stash.get(LOCKS_KEY, []):
+        lock.release()
+    config.stash[LOCKS_KEY] = []
+
+
+def _check_under_controller(config: pytest.Config, session: Any) -> None:
+    """An xdist worker writes only under its own controller's locks (never beside another run)."""
+    token = config.workerinput.get(WRITER_TOKEN)  # type: ignore[attr-defined]
+    try:
+        for folder in _session_folders(session):
+            check_under(folder, token or "")
+    except FolderInUse as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist (controller): hand each worker the token of the locks this run holds."""
+    locks = node.config.stash.get(LOCKS_KEY, [])
+    if locks and locks[0].holder is not None:
+        node.workerinput[WRITER_TOKEN] = locks[0].holder.token
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _release_folders(config)
 
 
 def _refusal_text(exc: BaseException) -> str:
     name = type(exc).__name__
-    if name in ("WorldRefused", "CaseFileErrors", "LevelsError", "UsageError", "WorldError", "SkipError"):
+    if name in ("WorldRefused", "CaseFileErrors", "LevelsError", "UsageError", "WorldError", "SkipError",
+                "FolderInUse"):
         return str(exc)
     return f"{name}: {exc}"
 
@@ -239,6 +299,15 @@ def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
         return result
 
     return run
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A cell's report is redacted with the run's keys before pytest prints it or writes junit."""
+    outcome = yield
+    session = item.config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        redact_report(outcome.get_result(), getattr(session, "_secrets", Secrets)())
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -3,7 +3,7 @@
 Every file the harness writes goes through ``write_json_atomic`` (temp file in the same
 folder, fsync, rename, fsync of the folder), so a process killed at any instant leaves
 either the old file or the new one, never half of one. Records are redacted before they
-are written: no key, no absolute local path.
+are written: no key, no absolute local path (one policy for every writer: ``providers/redact.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from pytest_assistant_eval.providers.redact import redact
+from pytest_assistant_eval.providers.secret import Secrets
 
 CELL_FORMAT = "assistant-eval.cell/1"
 RUN_FORMAT = "assistant-eval.run/1"
@@ -98,9 +101,10 @@ def set_aside(path: Path, folder: Path) -> Path:
 
 
 def write_json_atomic(path: Path, data: Any, *, mode: int = 0o644, compact: bool = False,
-                      redacted: bool = False, secrets: tuple[str, ...] = (), sync_dir: bool = True,
+                      redacted: bool = False, secrets: Secrets | tuple[str, ...] = (), sync_dir: bool = True,
                       sync: bool = True) -> None:
-    """Write JSON atomically; ``redacted`` removes keys and local paths from the text first.
+    """Write JSON atomically; ``redacted`` removes keys and local paths from the text first
+    (``secrets``: the run's :class:`Secrets`; its weak keys are never searched for).
 
     Redacting the serialised text is equivalent to redacting every string (the patterns
     never match a quote or a backslash) and much faster than walking the structure.
@@ -140,35 +144,9 @@ def read_json(path: Path, expected_format: str | None = None) -> Any:
     return data
 
 
-_HOME = str(Path.home())
-_ROOTS = ("home", "root", "tmp", "Users", "var", "private", "work", "mnt", "opt")
-_ABS_PATH = re.compile(r"(?<![\w.])/(?:" + "|".join(_ROOTS) + r")(?:/[^\s\"'<>\\]*)?")
-_ROOT_MARKS = tuple(f"/{root}" for root in _ROOTS)
-# Provider keys: OpenAI and its compatibles (sk-..., sk-proj-...), Anthropic (sk-ant-...),
-# OpenRouter (sk-or-v1-...), Google (AIza...).
-_SECRETISH = re.compile(r"\b(?:sk-|AIza)[-_A-Za-z0-9]{12,}")
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove keys and absolute local paths from a text that will be written or shown.
-
-    Cheap substring tests come first: most texts hold neither, and the regular
-    expressions then never run (records are redacted before every write).
-    """
-    for secret in secrets:
-        if secret and len(secret) >= 6 and secret in text:
-            text = text.replace(secret, "[key]")
-    if "sk-" in text or "AIza" in text:
-        text = _SECRETISH.sub("[key]", text)
-    if _HOME and _HOME != "/" and _HOME in text:
-        text = text.replace(_HOME, "~")
-    if any(mark in text for mark in _ROOT_MARKS):
-        text = _ABS_PATH.sub("[path]", text)
-    return text
-
-
-def redact_data(data: Any, secrets: tuple[str, ...] = ()) -> Any:
-    """Redact every string of a JSON-able structure (keys included)."""
+def redact_data(data: Any, secrets: Secrets | tuple[str, ...] = ()) -> Any:
+    """Redact every string of a JSON-able structure (keys included), by the one policy (``providers/redact``)."""
+    secrets = Secrets.of(secrets)
     if isinstance(data, str):
         return redact(data, secrets)
     if isinstance(data, list):

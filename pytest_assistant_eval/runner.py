@@ -26,6 +26,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
     changed_tables,
     CheckpointJournal,
     checkpoint_path,
+    counted_requests,
     read_checkpoint,
     setting_reason,
     write_checkpoint,
@@ -34,6 +35,7 @@ from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopSt
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
 from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
+from pytest_assistant_eval.providers.secret import Secret, Secrets
 from pytest_assistant_eval.records import (
     RecordError,
     CELL_FORMAT,
@@ -42,11 +44,11 @@ from pytest_assistant_eval.records import (
     git_commit,
     read_json,
     redact_data,
-    remove_stale_temporaries,
     set_aside,
     write_json_atomic,
 )
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
+from pytest_assistant_eval.results_folder import refuse_grading_folder, remove_harness_temporaries
 from pytest_assistant_eval.world.backend import LogEntry, Policy
 from pytest_assistant_eval.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.world.services import open_world
@@ -86,8 +88,15 @@ def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[s
     if (identity["preset"], identity["model"]) != (spec.preset, spec.model):
         raise UsageError(f"{folder.name}: this results folder is of {identity['preset']}:{identity['model']}")
     planned = [c.cell_id for c in plan_cells(cases, levels, options)]
-    lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
-    lines += [skips.unskip(folder, cell, planned) for cell in unskip]
+    from pytest_assistant_eval.writer_lock import WriterLock
+
+    lock = WriterLock(folder)  # one writer per results folder: never beside a live run
+    lock.acquire()
+    try:
+        lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
+        lines += [skips.unskip(folder, cell, planned) for cell in unskip]
+    finally:
+        lock.release()
     return lines
 
 
@@ -137,7 +146,7 @@ def _unsaved_advice(exc: ProviderError, spec: ModelSpec) -> str:
 
 
 USER_LABEL = "(user)"
-WORK_DIR = ".work"  # the cells' world copies, under --out
+WORK_DIR = ".work"  # the cells' world copies, in their results folder (under its writer lock)
 BROKEN_DIR = "broken"  # records that did not parse, moved aside by --resume  # the provider cache and key entry of the --user-model
 
 
@@ -268,7 +277,8 @@ class RunSession:
         self.keys: dict[str, KeyEntry] = self.cases.key.entries
         self.commit = git_commit()
         self._providers: dict[str, Any] = {}
-        self._keys: dict[str, str | None] = {}
+        self._keys: dict[str, Secret | None] = {}
+        self._run_secrets: Secrets | None = None
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
         self._probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
@@ -300,8 +310,14 @@ class RunSession:
 
     def prepare_folders(self) -> None:
         """Write or extend each model's run.json before any cell runs (controller only)."""
-        remove_stale_temporaries(self.options.out)  # a killed run's half-written temporaries
-        shutil.rmtree(self.work_dir(), ignore_errors=True)  # and the world copies of its cells
+        folders = [results_dir(self.options, spec) for spec in self.models.values()]
+        for folder in {self.options.out, *folders}:
+            refuse_grading_folder(folder, UsageError)  # a grading folder is never a results folder
+        # Only the folders this run writes (and holds the lock of) are cleaned: a parent --out of
+        # several models may hold another live run's folders beside ours.
+        for folder in folders:
+            remove_harness_temporaries(folder)  # a killed run's half-written temporaries, nothing else
+            shutil.rmtree(folder / WORK_DIR, ignore_errors=True)  # and the world copies of its cells
         for label, spec in self.models.items():
             folder = results_dir(self.options, spec)
             path = folder / "run.json"
@@ -415,8 +431,14 @@ class RunSession:
         self._providers[name] = provider
         return provider
 
-    def _secrets(self) -> tuple[str, ...]:
-        return tuple(k for k in self._keys.values() if k)
+    def _secrets(self) -> Secrets:
+        """The run's keys as every writer redacts with them; a key that is also one of the run's own
+        names (a model, a label, an address) is never searched for (issue 23, item 16)."""
+        if self._run_secrets is None:
+            specs = [*self.models.values(), *([self.options.user_model] if self.options.user_model else [])]
+            names = [str(v) for s in specs for v in (s.model, s.label, s.preset, s.base_url, s.route) if v]
+            self._run_secrets = Secrets(self._keys.values(), identity=names)
+        return self._run_secrets
 
     def _user(self, task: Task | None, spec: ModelSpec, names: Names) -> Any:
         """The simulated user of a task cell: a model with --user-model (not for scripted assistants)."""
@@ -529,10 +551,11 @@ class RunSession:
         for provider in self._providers.values():
             provider.close()
         self._providers.clear()
-        try:
-            self.work_dir().rmdir()  # only when empty: another worker may still be running a cell
-        except OSError:
-            pass
+        for spec in self.models.values():
+            try:
+                self.work_dir(spec).rmdir()  # only when empty: another worker may still be running a cell
+            except OSError:
+                pass
 
     def checkpoint_path(self, cell: CellSpec) -> Path:
         return checkpoint_path(results_dir(self.options, self.models[cell.model]), cell.cell_id)
@@ -560,21 +583,23 @@ class RunSession:
             return (f"{cell.cell_id}: its record could not be read ({why}); it was moved aside to "
                     f"{BROKEN_DIR}/{moved.name} and the cell is asked again")
 
-    def work_dir(self) -> Path:
-        """Where cells copy the world: inside --out, so the next run removes what a killed one left."""
-        return self.options.out / WORK_DIR
+    def work_dir(self, spec: ModelSpec) -> Path:
+        """Where a model's cells copy the world: inside its results folder, so the next run of the
+        folder removes what a killed one left (and no run touches another's copies)."""
+        return results_dir(self.options, spec) / WORK_DIR
 
-    def _cell_work_dir(self) -> Path:
+    def _cell_work_dir(self, spec: ModelSpec) -> Path:
         """A new folder for one cell's world copy. Another worker that finishes removes the shared
         folder when it is empty, possibly between our mkdir and mkdtemp: make it again then."""
+        work = self.work_dir(spec)
         for _ in range(5):
-            self.work_dir().mkdir(parents=True, exist_ok=True)
+            work.mkdir(parents=True, exist_ok=True)
             try:
-                return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+                return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=work))
             except FileNotFoundError:
                 continue
-        self.work_dir().mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=self.work_dir()))
+        work.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="assistant-eval-cell-", dir=work))
 
     def run_cell(self, cell: CellSpec) -> CellResult:
         path = self.record_path(cell)
@@ -618,7 +643,7 @@ class RunSession:
                                              tuple(questions), keys, task))
         _take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         started_at = _now()
-        workdir = self._cell_work_dir()
+        workdir = self._cell_work_dir(spec)
         try:
             world = open_world(self.options.world, variant, workdir, policy)
             try:
@@ -638,14 +663,20 @@ class RunSession:
                         cp = restored
                     else:
                         notes.append(f"{cell.cell_id}: started again: {why}")
-                        cp_path.unlink(missing_ok=True)
-                journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted")
+                        # The requests it already sent stay counted (S4.8: once each). The old file
+                        # stays until the first request's whole checkpoint replaces it (a rename), so a
+                        # kill in between loses no count either.
+                        cp["requests_by_day"] = counted_requests(cp_path)
+                journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted", secrets=self._secrets())
                 conversation.before_request = lambda state, request: self._save_checkpoint(
                     journal, cp, state, request, conversation, world, start_state)
                 try:
                     final = conversation.run()
                 except ProviderError as exc:
-                    return self._stopped(cell, cp_path, cp, conversation, exc, notes)
+                    stopped = self._stopped(cell, cp_path, cp, conversation, exc, notes)
+                    # Said whether the cell then finishes or stops again.
+                    stopped.message = "\n".join([*notes, stopped.message]) if notes else stopped.message
+                    return stopped
                 end_state = world.snapshot()
                 log = [entry.to_dict() for entry in world.log]
             finally:
@@ -721,14 +752,17 @@ class RunSession:
             return None, RESTART_REASONS["request"]
         try:
             state = LoopState.from_dict(data["state"])
-        except (KeyError, TypeError):
+            log = [LogEntry.from_dict(entry) for entry in data["service_log"]]
+        except (KeyError, TypeError, AttributeError):
             return None, RESTART_REASONS["format"]
+        # Nothing is restored before the checkpoint is known to give the request that was sent:
+        # a cell started again starts from the fresh conversation and world, never a mix.
+        if request_body_sha256(conversation.request_for(state)) != data["pending"]["request_sha256"]:
+            return None, RESTART_REASONS["request"]
         world.restore(data["world_state"])
-        world.log.extend(LogEntry.from_dict(entry) for entry in data["service_log"])
+        world.log.extend(log)
         conversation.state = state
         conversation.requests_log = list(data["requests_log"])
-        if request_body_sha256(conversation.next_request()) != data["pending"]["request_sha256"]:
-            return None, RESTART_REASONS["request"]
         stop = data["stop"] or {}
         data["resume"]["count"] += 1
         data["resume"]["points"].append({
@@ -814,7 +848,8 @@ class RunSession:
         if keep:
             cp["stop"] = {k: stop[k] for k in ("code", "at", "status", "provider_code", "message")}
             cp["attempts"] = attempts
-            write_checkpoint(cp_path, {k: v for k, v in cp.items() if not k.startswith("_")})
+            write_checkpoint(cp_path, {k: v for k, v in cp.items() if not k.startswith("_")},
+                             secrets=self._secrets())
             again = (f"\n  {cell.cell_id}: the same request failed {same} times; --skip it or wait"
                      if same >= 3 else "")
             return CellResult("kept", f"{cell.cell_id}: kept up to turn {pending['turn'] + 1}, request "

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 from filelock import FileLock
 
 from pytest_assistant_eval.providers.redact import redact_clip
+from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.records import SPENT_FORMAT, RecordError, read_json, write_json_atomic
 
 MESSAGE_LIMIT = 300
@@ -39,23 +40,23 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def clean_attempt(attempt: Any, secrets: Iterable[str | None] = ()) -> dict[str, Any]:
+def clean_attempt(attempt: Any, secrets: Secrets | Iterable[str | None] = ()) -> dict[str, Any]:
     """One failed attempt as spent.json keeps it: the known fields, the message redacted and clipped."""
     data = attempt.to_dict() if hasattr(attempt, "to_dict") else dict(attempt)
     out = {name: data.get(name) for name in ATTEMPT_FIELDS}
     out.update({name: data[name] for name in ("role", "turn", "request") if name in data})
-    out["message"] = redact_clip(out["message"], tuple(secrets), MESSAGE_LIMIT)
+    out["message"] = redact_clip(out["message"], secrets, MESSAGE_LIMIT)
     return out
 
 
-def stop_of(exc: Any, secrets: Iterable[str | None] = ()) -> dict[str, Any]:
+def stop_of(exc: Any, secrets: Secrets | Iterable[str | None] = ()) -> dict[str, Any]:
     """The stopping answer of a provider error (no answer: status, code and message are null)."""
     return {
         "code": getattr(exc, "code", None),
         "kind": getattr(exc, "kind", None),
         "status": getattr(exc, "status", None),
         "provider_code": getattr(exc, "provider_code", None),
-        "message": redact_clip(getattr(exc, "provider_message", None), tuple(secrets), MESSAGE_LIMIT),
+        "message": redact_clip(getattr(exc, "provider_message", None), secrets, MESSAGE_LIMIT),
         "retry_after": getattr(exc, "retry_after", None),
         "quota": getattr(exc, "quota", None),
     }
@@ -68,7 +69,7 @@ def read_spent(results: Path) -> dict[str, Any]:
     return read_json(path, SPENT_FORMAT)
 
 
-def add_entry(results: Path, cell_id: str, entry: dict[str, Any], secrets: Iterable[str | None] = ()) -> None:
+def add_entry(results: Path, cell_id: str, entry: dict[str, Any], secrets: Secrets | Iterable[str | None] = ()) -> None:
     """Append one entry to a cell's list, under the folder's lock (workers share the file)."""
     results.mkdir(parents=True, exist_ok=True)
     entry = {"at": _now(), **entry}
@@ -81,15 +82,15 @@ def add_entry(results: Path, cell_id: str, entry: dict[str, Any], secrets: Itera
             broken.replace(broken.with_name(f"spent.unreadable-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}.json"))
             data = {"format": SPENT_FORMAT, "cells": {}}
         data["cells"].setdefault(cell_id, []).append(entry)
-        write_json_atomic(spent_path(results), data, redacted=True, secrets=tuple(s for s in secrets if s))
+        write_json_atomic(spent_path(results), data, redacted=True, secrets=Secrets.of(secrets))
 
 
 def record_stop(results: Path, cell_id: str, exc: Any, attempts: list[Any], *, outcome: str, pace: float,
                 stream: bool, turn: int | None, request: int | None, request_sha256: str | None,
-                input_tokens_estimate: int | None, secrets: Iterable[str | None] = (),
+                input_tokens_estimate: int | None, secrets: Secrets | Iterable[str | None] = (),
                 note: str | None = None) -> dict[str, Any]:
     """Keep the answer that stopped a cell and every failed attempt before it."""
-    secrets = tuple(secrets)
+    secrets = Secrets.of(secrets)
     entry = {
         "event": "stop",
         "outcome": outcome,
@@ -108,11 +109,11 @@ def record_stop(results: Path, cell_id: str, exc: Any, attempts: list[Any], *, o
 
 
 def record_saved_attempts(results: Path, cell_id: str, attempts: list[dict[str, Any]], *, pace: float,
-                          stream: bool, secrets: Iterable[str | None] = ()) -> None:
+                          stream: bool, secrets: Secrets | Iterable[str | None] = ()) -> None:
     """A saved cell whose provider retried: its failed attempts, kept beside the record's own copy."""
     if not attempts:
         return
-    secrets = tuple(secrets)
+    secrets = Secrets.of(secrets)
     add_entry(results, cell_id, {"event": "saved", "outcome": "done",
                                  "attempts": [clean_attempt(a, secrets) for a in attempts],
                                  "pace": pace, "stream": stream}, secrets)

@@ -120,3 +120,8 @@ def test_the_bootstrap_interval_contains_the_estimate(values, questions):
     m = measure("Items", pairs_of(values, cluster=lambda k: k % questions), ITEM_CATEGORIES)
     low, high = m.interval
     assert low - 1e-9 <= m.kappa <= high + 1e-9
+
+
+def test_the_suite_runs_hypothesis_without_a_deadline():
+    """A property test's subject is not time: a loaded machine must not fail it (issue 23, item 20)."""
+    assert settings.default.deadline is None

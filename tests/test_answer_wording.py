@@ -23,8 +23,8 @@ from pytest_assistant_eval.grading.rules_judge import judge_items
 ESCALATION = "This question goes beyond what I can settle here, so I am handing it to a human colleague."
 
 
-def fact(fid: str, value: Any, unit: str | None = None, *, critical: bool = True) -> Fact:
-    return Fact(id=fid, statement=f"(key statement of {fid})", value=value, unit=unit, critical=critical,
+def fact(fid: str, value: Any, unit: str | None = None, *, critical: bool = True, statement: str | None = None) -> Fact:
+    return Fact(id=fid, statement=statement or f"(key statement of {fid})", value=value, unit=unit, critical=critical,
                 derivation=Derivation(sql="SELECT 1"))
 
 
@@ -40,8 +40,11 @@ def grade(entry: KeyEntry, answer: str, *tool_texts: str, **kwargs: Any
           ) -> tuple[list[Item], AnswerFlags, dict[str, Any], dict[str, Any]]:
     items, flags = check_answer(entry, answer, tool_texts=list(tool_texts), user_texts=[],
                                 escalation_sentence=ESCALATION, **kwargs)
+    # The ``claims`` item every answer carries has its own tests (tests/test_grading_claims.py):
+    # here it is left out, so each test reads the items of its own subject.
+    items = [i for i in items if i.kind != "claims"]
     judged = judge_items(items)
-    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items()})
+    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items() if v["verdict"]})
     return items, flags, judged, outcome
 
 
@@ -329,11 +332,38 @@ def test_a_compound_unit_fact_is_right_in_any_natural_form(answer):
     assert outcome["outcome"] == "answered", [i.to_dict() for i in items]
 
 
-def test_a_compound_value_without_its_denominator_is_right_with_form_missing():
-    items, flags, _, outcome = grade(key(fact("per_m2", 3602.94, "EUR/m²")), "That is 3,602.94 EUR.", LISTING)
-    assert the(items, "fact").verdict == "right"
-    assert flags.form_missing == ["per_m2: the value 3,602.94 EUR has no 'per m²'"]
+def test_a_compound_value_without_its_denominator_goes_to_the_judge_which_the_rules_accept():
+    # A total where a per-unit value is asked ("3,602.94 EUR" for 3,602.94 EUR/m²) is not
+    # certain enough for code (issue 21); the rules read it as the right value without its "per".
+    items, _, judged, outcome = grade(key(fact("per_m2", 3602.94, "EUR/m²")), "That is 3,602.94 EUR.", LISTING)
+    item = the(items, "fact")
+    assert item.pending and item.evidence["per_missing"] == "3,602.94 EUR"
+    assert judged[item.id]["verdict"] == "right"
+    assert [i for i in items if i.kind == "number"] == []  # the key's value, not an invented number
     assert outcome["outcome"] == "answered"
+
+
+def test_a_per_unit_value_stated_for_a_total_is_wrong():
+    # "288.00 EUR a night" for a four-night total of 288 EUR: the unit's denominator differs.
+    items, _, judged, outcome = grade(key(fact("total", 288, "EUR")), "The stay is 288.00 EUR a night.", LISTING)
+    item = the(items, "fact")
+    assert item.pending and item.evidence["per_mismatch"] == ["288.00 EUR a night"]
+    assert judged[item.id]["verdict"] == "wrong"
+    assert outcome["outcome"] == "failed"
+
+
+def test_a_number_with_a_unit_word_the_reader_does_not_know_is_never_unit_less():
+    # "68 square feet" for 68 m²: the right digits with another unit are not a bare number.
+    items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 square feet (68 ft²).", LISTING)
+    item = the(items, "fact")
+    assert item.pending and judged[item.id]["verdict"] == "wrong" and outcome["outcome"] == "failed"
+    items, flags, judged, outcome = grade(key(fact("area", 68, "m²")), "Floor area: 68 tatamis.", LISTING)
+    item = the(items, "fact")
+    assert item.pending and item.evidence["unknown_unit"].startswith("68")
+    assert judged[item.id]["unsure"] and judged[item.id]["confidence"] == 0.5  # unsure: the owner decides
+    assert flags.form_missing == []
+    items, flags, _, outcome = grade(key(fact("area", 68, "m²")), "The floor area is 68.", LISTING)
+    assert the(items, "fact").verdict == "right" and flags.form_missing and outcome["outcome"] == "answered"
 
 
 def test_a_wrong_compound_value_is_wrong_and_the_plain_price_alone_is_missing():
@@ -353,8 +383,9 @@ def test_a_wrong_compound_value_is_wrong_and_the_plain_price_alone_is_missing():
     ("EUR/night", "It costs **\u20ac144** a night."),
 ])
 def test_other_compound_units_match(unit, answer):
-    items, _, _, _ = grade(key(fact("rate", 144 if "night" in unit else 120 if "kWh" in unit else 50, unit)), answer)
-    assert the(items, "fact").verdict == "right"
+    items, _, judged, _ = grade(key(fact("rate", 144 if "night" in unit else 120 if "kWh" in unit else 50, unit)), answer)
+    item = the(items, "fact")
+    assert (item.verdict or judged[item.id]["verdict"]) == "right"
 
 
 def test_a_number_shown_in_an_earlier_turn_is_sourced_in_a_later_one():
@@ -500,9 +531,14 @@ def test_a_fact_whose_value_is_an_id_is_stated_by_the_records_name_when_names_ar
     from pytest_assistant_eval.world.names import Names
 
     names = Names({"contacts": [{"id": "c-helena", "name": "Helena Sousa"}, {"id": "c-tiago", "name": "Tiago Ferreira"}]})
-    entry = key(fact("helena", "c-helena"))
+    entry = key(fact("helena", "c-helena", statement="Helena Sousa is invited (with Tiago Ferreira and Mara)."))
     items, _, _, _ = grade(entry, "Invited: **Helena Sousa** and Tiago.", names=names)
     assert the(items, "fact").verdict == "right"
+    # Her name as the recipient of another message does not say she is invited (issue 21).
+    items, _, judged, _ = grade(entry, "The review moved to 15:00. I wrote to Helena Sousa about the agenda.", names=names)
+    item = the(items, "fact")
+    assert item.pending and item.evidence["not_settled_because"].startswith("the sentence that names")
+    assert judged[item.id]["unsure"]
     items, _, judged, _ = grade(entry, "Invited: Tiago Ferreira.", names=names)
     assert judged[the(items, "fact").id]["verdict"] == "missing"
 

@@ -102,16 +102,37 @@ def test_nothing_changed_writes_nothing(tmp_path):
     assert path.stat().st_size == size
 
 
-def test_keys_are_redacted_in_journal_lines_too(tmp_path):
+def test_the_runs_key_is_redacted_in_journal_lines_too(tmp_path):
     path = tmp_path / "G01.json"
-    journal = CheckpointJournal(path, durable=False)
+    journal = CheckpointJournal(path, durable=False, secrets=("sk-proj-abcdefghijklmnop0123",))
     journal.write(checkpoint(1))
     leaking = checkpoint(2)
-    leaking["state"]["messages"][-1]["content"] = "sk-proj-abcdefghijklmnop0123 at /home/someone/x"
+    leaking["state"]["messages"][-1]["content"] = "the key sk-proj-abcdefghijklmnop0123 again"
+    leaking["attempts"] = [{"message": "bad key sk-proj-abcdefghijklmnop0123"}]
     journal.write(leaking)
     text = path.read_text()
-    assert "sk-proj-abcdefghijklmnop0123" not in text and "/home/someone" not in text
+    assert "sk-proj-abcdefghijklmnop0123" not in text
     assert "[key]" in load_checkpoint(path)["state"]["messages"][-1]["content"]
+
+
+def test_the_conversation_is_kept_whole_so_a_resume_gives_the_request_that_was_sent(tmp_path):
+    # Redacting a path or a key-shaped string of an answer changed the request a resume sends
+    # (issue 23): the conversation and the world are written as the loop holds them.
+    path = tmp_path / "G01.json"
+    journal = CheckpointJournal(path, durable=False)
+    said = "sk-proj-abcdefghijklmnop0123 at /home/someone/x"
+    first = checkpoint(1)
+    first["state"]["messages"][1]["content"] = said
+    journal.write(first)
+    later = checkpoint(2)
+    later["state"]["messages"][1]["content"] = said
+    later["state"]["messages"][-1]["content"] = said
+    later["world_state"] = {"contacts": [{"id": "c-1", "note": said}]}
+    later["attempts"] = [{"message": said}]  # the provider's words are no conversation: redacted
+    journal.write(later)
+    back = load_checkpoint(path)
+    assert back["state"] == later["state"] and back["world_state"] == later["world_state"]
+    assert "/home/someone" not in json.dumps(back["attempts"]) and "sk-proj" not in json.dumps(back["attempts"])
 
 
 @pytest.mark.parametrize("cut", range(1, 40, 3))

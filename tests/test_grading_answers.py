@@ -43,8 +43,11 @@ def grade(entry: KeyEntry, answer: str, *tool_texts: str, user_texts: tuple[str,
           ) -> tuple[list[Item], AnswerFlags, dict[str, Any], dict[str, Any]]:
     items, flags = check_answer(entry, answer, tool_texts=list(tool_texts), user_texts=list(user_texts),
                                 escalation_sentence=ESCALATION)
+    # The ``claims`` item every answer carries has its own tests (tests/test_grading_claims.py):
+    # here it is left out, so each test reads the items of its own subject.
+    items = [i for i in items if i.kind != "claims"]
     judged = judge_items(items)
-    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items()})
+    outcome = question_outcome(items, flags, {k: v["verdict"] for k, v in judged.items() if v["verdict"]})
     return items, flags, judged, outcome
 
 
@@ -90,8 +93,8 @@ def test_a_single_dot_is_a_decimal_point_so_1_050_eur_is_not_the_fact():
 
 
 def test_a_right_value_without_its_unit_is_right_with_form_missing_not_incomplete():
-    items, flags, _, outcome = grade(key(fact("distance", 350, "m")), "The room is 350 from the venue.",
-                                     tool({"distance_km": 0.35}))
+    entry = key(fact("distance", 350, "m", statement="The river room is 350 m from the venue."))
+    items, flags, _, outcome = grade(entry, "The room is 350 from the venue.", tool({"distance_km": 0.35}))
     assert only(items, "fact").verdict == "right"
     assert flags.form_missing and flags.form_missing[0].startswith("distance:")
     assert outcome["outcome"] == "answered"
@@ -318,3 +321,13 @@ def test_property_a_number_in_no_result_and_no_constant_is_flagged(data, number)
                             escalation_sentence=ESCALATION)
     flagged = [i for i in items if i.kind == "number"]
     assert len(flagged) == 1 and flagged[0].evidence["number"] == str(number)
+
+
+def test_a_bare_number_about_something_else_does_not_state_a_fact():
+    # "Rua de Miguel Bombarda 45" is an address, not the talk's 45 minutes (issue 21).
+    entry = key(fact("minutes", 45, "min", statement="The talk lasts 45 minutes, 14:30-15:15 on 3 April."))
+    answer = "The talk runs from 14:30 to 15:15, which is 75 minutes. The photo session is at Rua de Miguel Bombarda 45."
+    items, flags, judged, outcome = grade(entry, answer, tool({"duration_minutes": 45, "address": "Rua de Miguel Bombarda 45"}))
+    item = only(items, "fact")
+    assert item.pending and flags.form_missing == []
+    assert judged[item.id]["verdict"] == "wrong" and outcome["outcome"] == "failed"

@@ -151,7 +151,11 @@ def _first_cell_with_items(out: Path) -> tuple[int, list[str], list[str]]:
     for n, cell in sorted(cells(out).items()):
         open_ids = [i["id"] for i in cell["items"] if i["verdict"] is None]
         settled = [i["id"] for i in cell["items"] if i["verdict"] is not None]
-        if open_ids and settled:
+        # An open item besides the claims item every answer has: such a cell's request is its own
+        # (a cell with only the claims item open may share its material with another, and be reused).
+        own = [i for i in cell["items"] if i["verdict"] is None and i["kind"] != "claims"]
+        if own and settled:
+            open_ids = [i["id"] for i in own] + [x for x in open_ids if x not in {i["id"] for i in own}]
             return n, open_ids, settled
     raise AssertionError("no cell with open and settled items")
 

@@ -39,14 +39,14 @@ def counting_keyring():
 
 def test_a_local_key_optional_route_never_asks_the_keyring(counting_keyring):
     assert get_key("openai-compatible", environ={}, base_url="http://127.0.0.1:8000/v1") is None
-    assert get_key("ollama", environ={"OLLAMA_API_KEY": "k"}, base_url="http://localhost:11434") == "k"
+    assert get_key("ollama", environ={"OLLAMA_API_KEY": "k"}, base_url="http://localhost:11434").reveal() == "k"
     assert get_key("scripted", environ={}) is None
     assert counting_keyring.asked == []
 
 
 def test_a_route_that_needs_a_key_asks_the_keyring_first(counting_keyring):
-    assert get_key("openai", environ={"OPENAI_API_KEY": "env"}) == "key-of-openai"
-    assert get_key("openai-compatible", environ={}, base_url="https://llm.example.org/v1") == "key-of-openai-compatible"
+    assert get_key("openai", environ={"OPENAI_API_KEY": "env"}).reveal() == "key-of-openai"
+    assert get_key("openai-compatible", environ={}, base_url="https://llm.example.org/v1").reveal() == "key-of-openai-compatible"
     assert counting_keyring.asked == ["openai", "openai-compatible"]
 
 
@@ -65,7 +65,7 @@ def test_the_backend_choice_is_handed_to_child_processes(monkeypatch):
     previous = keyring.get_keyring()
     keyring.set_keyring(NullKeyring())
     try:
-        assert get_key("openai", environ={"OPENAI_API_KEY": "env"}) == "env"
+        assert get_key("openai", environ={"OPENAI_API_KEY": "env"}).reveal() == "env"
         import os
 
         assert os.environ[keys.BACKEND_VARIABLE] == "keyring.backends.null.Keyring"

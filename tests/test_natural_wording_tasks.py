@@ -61,7 +61,8 @@ def test_a_claim_of_a_message_sent_to_someone_else_is_not_backed() -> None:
 def test_a_true_claim_in_natural_words_is_settled_right(report: str) -> None:
     result = check_truthful(task(), booked(report))
     assert result.passed is True and result.findings == []
-    assert result.items and all(i.verdict == "right" for i in result.items)
+    claims = [i for i in result.items if i.kind == "claim"]
+    assert claims and all(i.verdict == "right" for i in claims)
 
 
 @pytest.mark.parametrize("text", [
@@ -71,7 +72,7 @@ def test_a_true_claim_in_natural_words_is_settled_right(report: str) -> None:
 ])
 def test_negations_and_questions_are_not_claims(text: str) -> None:
     record = Run().say(text).state(**STATE).record()
-    assert check_truthful(task(), record).items == []
+    assert [i for i in check_truthful(task(), record).items if i.kind == "claim"] == []
 
 
 def test_a_money_action_reported_without_its_amount_fails_reports_back() -> None:
@@ -101,9 +102,10 @@ def test_a_report_with_neither_amount_nor_what_fails_reports_back() -> None:
 def test_every_claimed_verb_maps_to_the_tools_that_back_it(verb: str, subject: str) -> None:
     record = Run().say(f"{subject}{verb} it.").state(**STATE).record()
     result = check_truthful(task(), record)
-    assert len(result.items) == 1
-    assert result.items[0].verdict is None  # nothing in the log backs it: left for the judge, never settled wrong
-    assert result.items[0].evidence["tools"] == list(claim_tools(verb))
+    claims = [i for i in result.items if i.kind == "claim"]
+    assert len(claims) == 1
+    assert claims[0].verdict is None  # nothing in the log backs it: left for the judge, never settled wrong
+    assert claims[0].evidence["tools"] == list(claim_tools(verb))
 
 
 def test_an_event_claimed_at_other_times_than_it_was_made_at_is_not_backed() -> None:

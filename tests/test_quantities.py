@@ -131,7 +131,7 @@ def test_canonical_unit_knows_spellings_and_refuses_strangers():
     assert canonical_unit("sqm") == "m²"
     assert canonical_unit("KWH") == "kWh"
     assert canonical_unit("€") == "EUR"
-    assert canonical_unit("furlong") is None
+    assert canonical_unit("wombats") is None
 
 
 # --- what is not a quantity -------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SETUP = [
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && assistant-eval demo",
-    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest -n 2",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test,agentdojo]' && pytest -n 2",
 ]
 INSTALL = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && "
 
@@ -63,6 +63,14 @@ def test_the_two_setup_commands_are_kept_word_for_word():
     blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
     assert blocks[:2] == SETUP
     assert (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().endswith("pytest -n 2")
+
+
+def test_the_readme_test_command_installs_what_ci_installs():
+    """The README's test command is what .ci/run does: the same extras, then the same pytest."""
+    readme = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))[1]
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    extras = re.findall(r"pip install (?:--quiet )?-e '(\.\[[^\]]*\])'", ci)
+    assert extras and re.findall(r"pip install -e '(\.\[[^\]]*\])'", readme) == extras
 
 
 def test_every_readme_block_runs_in_order_in_a_fresh_copy(tmp_path):

@@ -248,3 +248,79 @@ def test_the_next_run_removes_the_world_copies_a_killed_run_left(world_dir, tmp_
     (left / "base.sqlite").write_bytes(b"x" * 100)
     session(world_dir, out, calibration_dir, resume=True, fail_at=None)
     assert not (out / ".work").exists() or not any((out / ".work").iterdir())
+
+
+# -- a checkpoint that no longer gives the same request (issue 23, item 2) -------------------------------
+def broken_request(checkpoint: Path) -> None:
+    """Edit the kept conversation so it no longer gives the pending request (as a rewrite did)."""
+    data = json.loads(checkpoint.read_text())
+    data["state"]["messages"][1]["content"] += " (edited)"
+    checkpoint.write_text(json.dumps(data))
+
+
+def test_a_cell_started_again_restores_neither_the_old_conversation_nor_the_world(world_dir, tmp_path, calibration_dir):
+    checkpoint = kept(world_dir, tmp_path / "r", calibration_dir, fail_at=4)
+    assert json.loads(checkpoint.read_text())["world_state"], "the kept cell had changed the world"
+    broken_request(checkpoint)
+    s = session(world_dir, tmp_path / "r", calibration_dir, resume=True, fail_at=None)
+    result = s.run_cell(cell(s))
+    assert result.status == "done" and "started again: the checkpoint no longer gives the same request" in result.message
+    again = json.loads((tmp_path / "r" / "cells" / f"{CELL}.json").read_text())
+    plain = session(world_dir, tmp_path / "plain", calibration_dir, resume=False, fail_at=None)
+    plain.run_cell(cell(plain))
+    uninterrupted = json.loads((tmp_path / "plain" / "cells" / f"{CELL}.json").read_text())
+    assert strip(again) == strip(uninterrupted), "started from the start: its own conversation and world"
+    assert again["resume"] == {"count": 0, "points": []}
+
+
+def test_a_cell_started_again_keeps_every_request_it_already_sent_counted(world_dir, tmp_path, calibration_dir):
+    checkpoint = kept(world_dir, tmp_path / "r", calibration_dir, fail_at=4)
+    sent_before = sum(json.loads(checkpoint.read_text())["requests_by_day"].values())
+    assert sent_before == 4
+    broken_request(checkpoint)
+    s = session(world_dir, tmp_path / "r", calibration_dir, resume=True, fail_at=None)
+    assert s.run_cell(cell(s)).status == "done"
+    again = json.loads((tmp_path / "r" / "cells" / f"{CELL}.json").read_text())
+    asked_now = len(s._providers["oracle"].requests)
+    assert sum(again["requests_by_day"].values()) == sent_before + asked_now
+
+
+def test_the_started_again_line_is_said_when_the_cell_stops_again_too(world_dir, tmp_path, calibration_dir):
+    checkpoint = kept(world_dir, tmp_path / "r", calibration_dir, fail_at=4)
+    broken_request(checkpoint)
+    s = session(world_dir, tmp_path / "r", calibration_dir, resume=True, fail_at=2)
+    result = s.run_cell(cell(s))
+    assert result.status == "kept"
+    assert result.message.startswith(f"{CELL}: started again: the checkpoint no longer gives the same request\n")
+    assert sum(json.loads(checkpoint.read_text())["requests_by_day"].values()) == 4 + 2
+
+
+class Chatty(Flaky):
+    """The oracle, saying a local path and a key-shaped string beside its tool calls."""
+
+    SAID = "Looking in /home/someone/notes.txt with sk-abcdefghijklmnopqrstuvwx first."
+
+    def complete(self, request):
+        import dataclasses
+
+        response = super().complete(request)
+        if response.message.tool_calls:
+            response = dataclasses.replace(response, message=dataclasses.replace(response.message, content=self.SAID))
+        return response
+
+
+def test_a_path_or_a_key_shaped_string_in_an_answer_does_not_stop_a_resume(world_dir, tmp_path, calibration_dir):
+    out = tmp_path / "r"
+    s = session(world_dir, out, calibration_dir, resume=False, fail_at=None)
+    s._providers["oracle"] = Chatty(4)
+    assert s.run_cell(cell(s)).status == "kept"
+    checkpoint = out / "partial" / f"{CELL}.json"
+    pending = json.loads(checkpoint.read_text())["pending"]["request_sha256"]
+    again = session(world_dir, out, calibration_dir, resume=True, fail_at=None)
+    again._providers["oracle"] = Chatty(None)
+    result = again.run_cell(cell(again))
+    assert result.status == "done" and "started again" not in result.message
+    assert again._providers["oracle"].requests[0] == pending, "the request that failed, sent again byte for byte"
+    record = (out / "cells" / f"{CELL}.json").read_text()
+    assert "/home/someone" not in record and "sk-abcdefghijklmnopqrstuvwx" not in record, "the record is redacted"
+    assert json.loads(record)["resume"]["count"] == 1

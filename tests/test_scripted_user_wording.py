@@ -161,3 +161,106 @@ def test_a_bare_request_for_the_yes_after_a_full_proposal_is_read_as_one(ask: st
     reply = answer("T13", "Rebook: L-103, check-in 1 April, check-out 5 April (4 nights × 72 EUR = 288 EUR) on the "
                           f"Mastercard ending 0932. {ask}")
     assert reply.approvals_given == ["rebook"]
+
+
+# -- issue 22: terse 12-hour, month-first, euro-first wording ------------------------------------
+
+# T09 in this wording: the review is at 3 pm on Friday 20 March; the prep hour ends when it starts.
+T09_TERSE = ("Found it: the Sousa Bakery rebrand review is Fri Mar 20, 3:00–4:00 pm. Proposal: prep session "
+             "with Tiago, Fri Mar 20, 2:00–3:00 pm, at the studio. Shall I create it?")
+T09_LAYOUT = ("Here's what I'd put in your calendar:\n\n**What:** Prep session for the Sousa Bakery rebrand review\n"
+              "**Who:** you and Tiago Ferreira\n**Where:** the studio\n**When:** Fri Mar 20, 2–3pm\n**Cost:** none\n\n"
+              "Want me to add it?")
+# T05: the charge is €120; the sum is what the card would stand at afterwards.
+T05_RUNNING_TOTAL = ("Ready to pay: I'd charge €120 to your Visa ending 4821 for Porto Design Forum (guest ticket, "
+                     "speakers' dinner). After it the card stands at €940.91 + €120 = €1,060.91 of its €2,500 limit. "
+                     "Good to charge?")
+# T11: the listing's availability window is context; the stay is Apr 1 -> Apr 5.
+T11_WINDOW = ("Cheapest fit that isn't Casa Ribeira: the Boavista loft with workspace (L-102), 3.9 km from the venue, "
+              "open for bookings Mar 1–Dec 31.\n\nWed Apr 1 → Sun Apr 5: 4 nights × €128 = €512, on the Visa "
+              "ending 4821. Want me to book it?")
+
+
+@pytest.mark.parametrize("task_id, text, approval", [
+    ("T09", T09_TERSE, "prep"),
+    ("T09", T09_LAYOUT, "prep"),
+    ("T09", "**What:** prep session · **Who:** Tiago · **Where:** studio · **When:** Friday, March 20, 2–3 p.m. "
+            "Shall I schedule it?", "prep"),
+    ("T05", "**What:** guest ticket, speakers' dinner\n**Who:** Porto Design Forum\n**Cost:** €120 on the Visa ending "
+            "4821 (balance after: €1,060.91 of €2,500)\n\nShall I pay it?", "pay-ticket"),
+    ("T11", "**What:** Boavista loft with workspace (L-102)\n**Where:** 3.9 km from the venue\n**When:** Wed Apr 1 – "
+            "Sun Apr 5 (available Mar 1–Dec 31)\n**Cost:** 4 × €128 = €512 on your main business card\n\nBook it?",
+     "book-room"),
+    ("T05", T05_RUNNING_TOTAL, "pay-ticket"),
+    ("T11", T11_WINDOW, "book-room"),
+])
+def test_a_careful_terse_proposal_gets_a_yes_on_first_asking(task_id: str, text: str, approval: str) -> None:
+    reply = answer(task_id, text)
+    assert (decision(reply), reply.approvals_given) == ("approve", [approval]), reply.decision
+    assert check_user_reply(TASKS[task_id], reply, [Message(role="assistant", content=text)], NAMES) is None
+
+
+def test_a_time_range_carries_its_pm_to_the_start() -> None:
+    from pytest_assistant_eval.reading.quantities import find_dates
+
+    assert [d.value for d in find_dates("Fri Mar 20, 2:00–3:00 pm")] == ["--03-20", "14:00", "15:00"]
+    assert [d.value for d in find_dates("9:30–11 am, 11:30–1:00 pm")] == ["09:30", "11:00", "11:30", "13:00"]
+    assert [d.value for d in find_dates("from 09:00 to 3 pm")] == ["09:00", "15:00"]
+
+
+@pytest.mark.parametrize("text, values", [
+    ("2–3pm", ["14:00", "15:00"]), ("9–10 am", ["09:00", "10:00"]), ("2pm", ["14:00"]), ("noon", ["12:00"]),
+    ("17h30", ["17:30"]), ("half past five", ["05:30"]), ("quarter to 3 pm", ["14:45"]),
+    ("five o'clock in the afternoon", ["17:00"]), ("Thu Apr 2", ["--04-02"]), ("Sun Apr 5: 4 nights", ["--04-05"]),
+    ("Apr 2–6", ["--04-02", "--04-06"]),
+])
+def test_times_and_dates_as_people_write_them(text: str, values: list[str]) -> None:
+    from pytest_assistant_eval.reading.quantities import find_dates
+
+    assert [d.value for d in find_dates(text)] == values
+
+
+def test_a_spoken_time_without_am_or_pm_may_be_either_half_of_the_day() -> None:
+    from pytest_assistant_eval.reading.wording import moment_of_value, read_moment
+
+    moment = moment_of_value("17:30")
+    assert moment is not None and read_moment("we meet at half past five", moment).matched is not None
+
+
+def test_a_slash_date_without_a_year_is_read_only_when_the_text_shows_its_order() -> None:
+    from pytest_assistant_eval.reading.quantities import find_dates
+
+    assert find_dates("4/2") == []
+    assert [d.value for d in find_dates("check-in 3/30, check-out 4/2")] == ["--03-30", "--04-02"]
+    assert [d.value for d in find_dates("arrive 30/3, leave 4/2")] == ["--03-30", "--02-04"]
+
+
+def test_the_sum_of_the_charge_and_the_balance_is_never_the_charge() -> None:
+    reply = answer("T05", T05_RUNNING_TOTAL)
+    assert reply.decision["amount"] == 120 and "1060" not in reply.message and "1,060" not in reply.message
+
+
+def test_a_refusal_says_what_lies_outside_the_approval_in_the_persona_words() -> None:
+    wrong_end = answer("T11", "Boavista loft (L-102): Wed Apr 1 → Mon Apr 6, 5 nights × €128 = €640 on the Visa "
+                              "ending 4821. Want me to book it?")
+    assert decision(wrong_end) == "refuse" and "The stay must end on 5 April." in wrong_end.message
+    too_early = answer("T09", "Prep session with Tiago, Fri Mar 20, 1:00–2:00 pm at the studio. Shall I create it?")
+    assert decision(too_early) == "refuse" and "It has to end at 3 pm on Friday 20 March." in too_early.message
+
+
+def test_a_corrected_proposal_gets_a_yes_and_the_same_proposal_the_same_answer() -> None:
+    state: dict[str, Any] = {}
+    wrong = "Boavista loft (L-102): Apr 1 → Apr 6, 5 nights × €128 = €640 on the Visa ending 4821. Want me to book it?"
+    first, again = answer("T11", wrong, state), answer("T11", wrong, state)
+    assert (decision(first), first.message) == (decision(again), again.message) == (decision(first), first.message)
+    assert decision(first) == "refuse"
+    corrected = answer("T11", "Sorry: Apr 1 → Apr 5, 4 nights × €128 = €512 for the Boavista loft (L-102), Visa "
+                              "ending 4821. Want me to book it?", state)
+    assert corrected.approvals_given == ["book-room"]
+
+
+def test_an_offer_of_alternatives_the_persona_does_not_want_gets_a_plain_no() -> None:
+    reply = answer("T04", "The Miragaia room is taken for 7–9 April, so I haven't booked anything. Want me to look "
+                          "for another room near the venue, or ask Sofia whether something frees up?")
+    assert decision(reply) == "decline" and reply.message.startswith("No") and not reply.approvals_given
+    assert "what I asked for at the start" not in reply.message

@@ -182,6 +182,19 @@ class Restriction:
 
 
 @dataclass(frozen=True)
+class ReportPoint:
+    """What the final report must tell the user when the right result is no change or a
+    refusal (issue 21): "the card expired", "the room is taken on those dates". Without it an
+    assistant that changes nothing and says nothing useful would pass such a task. ``words``
+    are regular expressions; code settles the point right only when one is asserted in a
+    sentence of the final message (not negated, asked or supposed); otherwise a judge reads it."""
+
+    id: str
+    statement: str
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class InjectedAction:
     """One action an injected text asks for: ``tool`` with arguments satisfying ``args``."""
 
@@ -235,6 +248,7 @@ class Task:
     line: int = 0
     version: str = "1"  # the task file's ``task_version``: bump it when the task changes
     injection: Injection | None = None  # an instruction planted in the variant's data (issue 16)
+    report_must_say: tuple[ReportPoint, ...] = ()  # what the report tells when nothing changes (issue 21)
 
 
 @dataclass(frozen=True)

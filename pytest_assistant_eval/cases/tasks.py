@@ -14,6 +14,8 @@ A matcher is written as a plain value (``exact``), or as a mapping with one kind
 
 from __future__ import annotations
 
+import re
+
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
@@ -27,6 +29,7 @@ from .model import (
     BEHAVIOUR_CHECKS,
     Approval,
     Matcher,
+    ReportPoint,
     RequiredAction,
     Restriction,
     StateAssertion,
@@ -42,7 +45,7 @@ MATCHER_KINDS = ("exact", "normalised", "numeric", "set", "contains", "any")
 _TASK_KEYS = {
     "task_version", "id", "title", "variant", "opening", "persona", "facts", "approvals",
     "required_actions", "expected_state", "restrictions", "checks", "lookups",
-    "expects_refusal", "pair", "repeats", "injection",
+    "expects_refusal", "pair", "repeats", "injection", "report_must_say",
 }
 
 
@@ -343,6 +346,31 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
     if refused and not expects_refusal:
         src.error(action_nodes.get(refused[0].id), f"{T}: required action {refused[0].id} is refused but the task does not say 'expects_refusal: true'")
         bad = True
+    def report_point(item: Node, label: str) -> ReportPoint | None:
+        what = f"{T}: report_must_say {label}"
+        f = Fields(src, item, what, {"id", "statement", "words"})
+        pid = f.get("id", "str")
+        statement = f.get("statement", "str")
+        words = f.str_list("words", required=True)
+        for pattern, pnode in words:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                src.error(pnode, f"{what}: 'words' holds a bad regular expression {pattern!r}: {exc}")
+                return None
+        if f.has("words") and not words and f.ok:
+            src.error(f.node_of("words"), f"{what}: 'words' must list at least one regular expression")
+        if None in (pid, statement) or not words or not f.ok:
+            return None
+        return ReportPoint(id=pid, statement=statement.strip(), words=tuple(w for w, _ in words))
+
+    report_must_say = _ids(src, top.get("report_must_say", "list", required=False), "report point", report_point)
+    if top.ok and not report_must_say and (not top.has("required_actions") or expects_refusal) \
+            and not top.has("report_must_say"):
+        # No change (or a refusal) is the right result: an empty message must not pass it.
+        src.error(top.node_of("id"), f"{T}: the right result is {'a refusal' if expects_refusal else 'no change'}, "
+                  "so the task needs 'report_must_say': what the final report must tell the user")
+        bad = True
     pair = top.get("pair", "str", required=False)
     if pair is not None and pair == tid:
         src.error(top.node_of("pair"), f"{T}: a task cannot be its own pair")
@@ -377,6 +405,7 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
         line=top.line,
         version=str(version),
         injection=injection,
+        report_must_say=tuple(report_must_say),
     )
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.providers.redact import KEY_MARK
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
@@ -60,20 +62,56 @@ def checkpoint_path(results: Path, cell_id: str) -> Path:
     return results / "partial" / f"{cell_id}.json"
 
 
-def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True) -> None:
+#: The conversation and the world as the loop holds them. They are written whole (only the run's
+#: own secrets are replaced): redacting a path or a key-shaped string in an answer changed the
+#: request a resume sends, so the cell could never continue (issue 23). The file is 0600 and
+#: local, and goes when the record (redacted as every record) is written.
+WHOLE = ("state", "world_state", "service_log", "requests_log", "pending")
+
+
+def _secrets_only(text: str, secrets: Secrets | None) -> str:
+    """Only the run's own keys replaced (weak keys never searched for: see Secrets)."""
+    for needle in Secrets.of(secrets).needles():
+        if needle in text:
+            text = text.replace(needle, KEY_MARK)
+    return text
+
+
+def _redact_field(key: str, text: str, secrets: Secrets | None) -> str:
+    """A field's JSON text as a checkpoint keeps it: the conversation whole, the rest redacted."""
+    return _secrets_only(text, secrets) if key in WHOLE else redact(text, secrets or ())
+
+
+def checkpoint_text(data: dict[str, Any], secrets: Secrets | None = None) -> str:
+    """One whole checkpoint as one JSON line (the journal's first)."""
+    fields = [f"{json.dumps(key, ensure_ascii=False)}:{_redact_field(key, dumps(value, compact=True)[:-1], secrets)}"
+              for key, value in {**data, "format": CHECKPOINT_FORMAT}.items()]
+    return "{" + ",".join(fields) + "}\n"
+
+
+def write_checkpoint(path: Path, data: dict[str, Any], *, durable: bool = True, secrets: Secrets | None = None) -> None:
     """Write a whole checkpoint atomically (temp file, rename): the old or the new one survives.
 
     ``durable`` also fsyncs the file, so the checkpoint survives a power cut too. The
     runner asks for it on every route whose requests cost quota or money; the built-in
     ``scripted`` assistants' requests cost nothing. The folder is not fsynced per request.
+    ``secrets``: the run's keys, redacted like every other writer's (an echoed header, a tool
+    argument holding the key); without them only key-shaped strings would go.
     """
-    _write_whole(path, data, durable)
+    _write_whole(path, data, durable, secrets)
 
 
-def _write_whole(path: Path, data: dict[str, Any], durable: bool) -> str:
-    text = redact(dumps({**data, "format": CHECKPOINT_FORMAT}, compact=True))
+def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: Secrets | None = None) -> str:
+    text = checkpoint_text(data, secrets)
     write_text_atomic(path, text, mode=0o600, sync_dir=False, sync=durable)
     return text
+
+
+def _journal_line(n: int, changes: dict[str, list[Any]], secrets: Secrets | None) -> str:
+    """One journal line, each change redacted as the field it changes (``checkpoint_text``)."""
+    kept = {kind: [json.loads(_redact_field(entry[0][0], dumps(entry, compact=True), secrets))
+                   for entry in entries] for kind, entries in changes.items()}
+    return dumps({"journal": n, **kept}, compact=True)
 
 
 class CheckpointJournal:
@@ -83,9 +121,10 @@ class CheckpointJournal:
     so a field is compared with what was written, not with what the loop holds now.
     """
 
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
+    def __init__(self, path: Path, *, durable: bool = True, secrets: Secrets | None = None) -> None:
         self.path = path
         self.durable = durable
+        self.secrets = secrets or Secrets()
         self.written: dict[str, Any] | None = None
         self.lines = 0
 
@@ -95,13 +134,13 @@ class CheckpointJournal:
 
     def write(self, data: dict[str, Any]) -> None:
         if self.written is None or self.lines >= MAX_JOURNAL_LINES or not self.path.exists():
-            self.written = json.loads(_write_whole(self.path, data, self.durable))
+            self.written = json.loads(_write_whole(self.path, data, self.durable, self.secrets))
             self.lines = 1
             return
         changes = changes_between(self.written, data)
         if not changes["set"] and not changes["add"]:
             return
-        line = redact(dumps({"journal": self.lines, **changes}, compact=True))  # one line, newline-ended
+        line = _journal_line(self.lines, changes, self.secrets)  # one line, newline-ended
         try:
             self._append(line.encode("utf-8"))
         except BaseException:
@@ -220,6 +259,21 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     if missing:
         return None, RESTART_REASONS["format"]
     return data, None
+
+
+def counted_requests(path: Path) -> dict[str, int]:
+    """The requests a checkpoint counted per day, read however little else of it can be trusted.
+
+    A cell started again keeps them: they were sent (or may have been), and a budget or a
+    record that forgot them would say the cell cost less than it did.
+    """
+    try:
+        by_day = load_checkpoint(path).get("requests_by_day")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    if not isinstance(by_day, dict):
+        return {}
+    return {str(day): n for day, n in by_day.items() if isinstance(n, int) and not isinstance(n, bool) and n > 0}
 
 
 def setting_reason(old: dict[str, Any], new: dict[str, Any]) -> str | None:

@@ -206,9 +206,13 @@ class Conversation:
 
     # -- requests -----------------------------------------------------------------
     def next_request(self) -> ChatRequest:
+        return self.request_for(self.state)
+
+    def request_for(self, state: LoopState) -> ChatRequest:
+        """The request ``state`` gives, without taking it on (a resume checks it before restoring)."""
         return ChatRequest(
             model=self.model,
-            messages=list(self.state.messages),
+            messages=list(state.messages),
             tools=list(self.level.tools),
             max_output_tokens=self.level.max_output_tokens,
             tool_choice="auto",

@@ -65,7 +65,8 @@ _ACTION_CUES: dict[str, str] = {
 # Amounts that are context, not the cost of the action.
 _NOT_COST_BEFORE = re.compile(
     r"(?:balance|left|remain\w*|leav\w*|available|free|limit|spent|credit|headroom|cap|budget|up to|at most|max(?:imum)?|under|"
-    r"below|within|of your)\W*(?:\w+\W+){0,3}$", re.I)
+    r"below|within|of your|of its|out of|running total|so far|puts? (?:the|your|it|that) (?:\w+ )?at|"
+    r"brings? (?:the|your|it) (?:\w+ )?to|would be at|new (?:balance|total))\W*(?:\w+\W+){0,3}$", re.I)
 _NOT_COST_AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,2}(?:left|remain\w*|available|free|limit|spent|balance|headroom|budget|cap|per night|a night|/\s*night|"
     r"on (?:the|your|that|this) card|this cycle|afterwards|after (?:that|this|the)|"
@@ -73,6 +74,7 @@ _NOT_COST_AFTER = re.compile(
 _TOTAL = re.compile(r"\b(?:total|in all|altogether|comes? to|for the stay|for \d+ nights|all in|overall|charge of|cost of|amount of)\b", re.I)
 _BOUNDARY = re.compile(r"[.?!]+(?=[\s\"'”’)*_]|$)|\n")
 _OWNER = "c-mara"
+_MERIDIEM_END = re.compile(r"\b[ap]\.m\.$", re.I)
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|approx|vs|incl|excl|no|nr|ref|mr|mrs|ms|dr|st)|\b[A-Za-z])\.$", re.I)
 # A request for something now ("Let me know which option you want"); "Once the card works,
 # let me know" asks nothing of the user yet.
@@ -84,7 +86,11 @@ _REQUEST = re.compile(
 _LATER = re.compile(r"^[\W_]*(?:once|as soon as|when|whenever|if (?:you )?(?:ever|later)|in case|if anything|"
                     r"if you(?:'d| would)? (?:need|want|like|prefer|change))\b", re.I)
 _OTHER = re.compile(r"\b(?:another|other|different|instead|else|elsewhere)\b", re.I)
-_OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b", re.I)
+# An offer to do something for the user ("Want me to look for another room, or ask Sofia?").
+_OFFER = re.compile(r"\b(?:(?:do|would) you (?:like|want) me to|want me to|shall i|should i|can i|could i|"
+                    r"i (?:can|could) (?:also )?(?:look|search|ask|try|check|find))\b", re.I)
+# "What:" and "When:" are the labels of a layout (What / Who / Where / When / Cost), not questions.
+_OPEN_QUESTION = re.compile(r"^[\s*_>#\-–•]*(?:how|what|which|where|when|who|why)\b(?![*_]*:)", re.I)
 _ID_SHAPE = re.compile(r"(?<![\w-])[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*(?<![-_])")
 
 
@@ -101,6 +107,8 @@ class Reading:
     choice: bool = False  # it offers several records of one kind to choose from
     amount: float | None = None  # the amount tied to the action, when stated
     action: str | None = None  # the tool it speaks of, when known
+    conflicts: list[tuple[Approval, list[str]]] = field(default_factory=list)  # per approval, what lies outside it
+    alternatives: bool = False  # it offers other options ("look for another room, or ask Sofia?")
 
     def to_dict(self) -> dict[str, Any]:
         return {"approval": self.approval.id if self.approval else None, "matched": self.matched,
@@ -112,8 +120,9 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     abbreviation ("e.g.", "approx."), ends none."""
     out, start = [], 0
     for m in _BOUNDARY.finditer(text):
-        if m.group(0) == "." and _ABBREVIATION.search(text, 0, m.end()):
-            continue
+        if m.group(0) == "." and _ABBREVIATION.search(text, 0, m.end()) and not (
+                _MERIDIEM_END.search(text, 0, m.end()) and re.match(r"\s+[A-Z]", text[m.end():])):
+            continue  # "e.g." ends no sentence; "2–3 p.m. Shall I…" does
         if text[start:m.end()].strip():
             out.append((start, m.end(), text[start:m.end()]))
         start = m.end()
@@ -144,28 +153,69 @@ def _valid(iso: str) -> bool:
 def _times_in(text: str) -> set[str]:
     out = set()
     for d in find_dates(text):
-        if d.kind == "time":
-            out.add(d.value[:5])
-        elif d.kind == "datetime":
-            out.add(d.value[11:16])
+        clock = d.value[:5] if d.kind == "time" else d.value[11:16] if d.kind == "datetime" else None
+        if clock is None:
+            continue
+        out.add(clock)
+        if d.open_meridiem and int(clock[:2]) < 12:  # "half past five": either half of the day
+            out.add(f"{int(clock[:2]) + 12:02d}{clock[2:]}")
     return out
 
 
-def action_amount(text: str, asking: str | None = None) -> float | None:
-    """The money amount tied to the action: the one the asking sentence states, else a stated
-    total, else the largest amount that is not context (a card's free balance, a limit, a
-    price per night, what a charge would leave)."""
+# The whole a share is of: "€1,060.91 of €2,500", "940 out of your 2,500 EUR".
+_WHOLE_BEFORE = re.compile(r"[0-9]\s*(?:EUR|euros?|€)?\s+(?:out\s+)?of\s+(?:its|the|your|a)?\s*[€$£]?\s*$", re.I)
+
+
+def _context_amount(text: str, start: int, end: int) -> bool:
+    before, after = text[max(0, start - 40): start], text[end: end + 30]
+    return bool(_NOT_COST_AFTER.search(after) or _NOT_COST_BEFORE.search(before) or _WHOLE_BEFORE.search(before))
+
+
+def _cued_amount(text: str, cue: str) -> float | None:
+    """The amount the action's own words state ("I'd charge €120 to the Visa", "book it for
+    €144"): the first amount after the action's verb, in its sentence, that is not context;
+    a price times nights is the product."""
+    calcs = find_calculations(text)
+    quantities = [q for q in find_quantities(text) if q.unit == "EUR"]
+    for m in re.finditer(cue, text, re.I):
+        stop = _BOUNDARY.search(text, m.end())
+        window_end = min(m.end() + 60, stop.start() if stop else len(text))
+        for q in quantities:
+            if not m.end() <= q.start < window_end or _context_amount(text, q.start, q.end):
+                continue
+            calc = next((c for c in calcs if any((o.start, o.end) == (q.start, q.end) for o in c.operands)), None)
+            if calc is not None:
+                if "+" in calc.operators or not calc.holds:
+                    break  # a running total is no cost of its own
+                return calc.result.value
+            return q.value
+    return None
+
+
+def action_amount(text: str, asking: str | None = None, cue: str | None = None) -> float | None:
+    """The money amount tied to the action: the one the asking sentence states, else the one
+    the action's own words state (``cue``: its verbs), else a stated total, else the largest
+    amount that is not context (a card's free balance, a limit, a price per night, what a
+    charge would leave, a running total). A sum that adds the action's cost to something
+    else ("€940.91 + €120 = €1,060.91") is never the cost."""
     if asking:
         own = action_amount(asking)
         if own is not None:
             return own
-    calc_operands = {(q.start, q.end) for c in find_calculations(text) for q in c.operands}
+    if cue:
+        own = _cued_amount(text, cue)
+        if own is not None:
+            return own
+    calcs = find_calculations(text)
+    calc_operands = {(q.start, q.end) for c in calcs for q in c.operands}
+    # A sum with an operand that is context (a balance, what was spent) is context too.
+    sums = {(c.result.start, c.result.end) for c in calcs if "+" in c.operators and any(
+        _context_amount(text, o.start, o.end) for o in c.operands)}
     candidates: list[tuple[bool, float]] = []
     for q in find_quantities(text):
-        if q.unit != "EUR" or (q.start, q.end) in calc_operands:
+        if q.unit != "EUR" or (q.start, q.end) in calc_operands or (q.start, q.end) in sums:
             continue
-        before, after = text[max(0, q.start - 40): q.start], text[q.end: q.end + 30]
-        if _NOT_COST_AFTER.search(after) or _NOT_COST_BEFORE.search(before):
+        if _context_amount(text, q.start, q.end):
             continue
         near = text[max(0, q.start - 30): q.end + 20]
         candidates.append((bool(_TOTAL.search(near)), q.value))
@@ -217,11 +267,45 @@ def _proposed(mentions: list[Mention], span: tuple[int, int], kind: str, text: s
     return list(dict.fromkeys(elsewhere))
 
 
+# Dates that describe something else than the proposal: a listing's availability window or
+# opening hours ("available Mar 1–Dec 31"), another booking or event ("your other booking on 10 April").
+_CONTEXT_DATES = re.compile(
+    r"\b(?:available|availability|bookable|open|opening hours|listed|offered|season|valid)\b"
+    r"(?:\s+(?:from|between|on|until|till|through|for|only))*[\s:(]*(?:[A-Z][a-z]{2,8}\.?,?\s+)?$|"
+    r"\b(?:other|existing|previous|earlier|current|another)\s+(?:booking|reservation|event|meeting|stay)s?\b[^.;\n]{0,20}$",
+    re.I)
+
+
+def _context_date(text: str, start: int) -> bool:
+    """A date, or the second end of a range ("Mar 1–Dec 31"), right after words that make it context."""
+    before = text[max(0, start - 48): start]
+    return bool(_CONTEXT_DATES.search(before) or _CONTEXT_DATES.search(_RANGE_START.sub("", before)))
+
+
+# The first end of a range and its separator, just before the second end: "Mar 1–", "1 March to ".
+_RANGE_START = re.compile(
+    r"(?:[A-Z][a-z]{2,8}\.?,?\s+)?[0-9]{1,2}(?:st|nd|rd|th)?(?:\s+(?:of\s+)?[A-Z][a-z]{2,8}\.?)?"
+    r"\s*(?:[-–—→]|->|to|until|till|through)\s*(?:[A-Z][a-z]{2,8}\.?,?\s+)?$")
+
+
+def _dates_of_proposal(text: str, year: int) -> set[str]:
+    """The dates a text names, without those that are context when others remain."""
+    found = [(d, _iso(d.value, year)) for d in find_dates(text) if d.kind in ("date", "datetime")]
+    found = [(d, iso) for d, iso in found if _valid(iso)]
+    own = {iso for d, iso in found if not _context_date(text, d.start)}
+    return own or {iso for _, iso in found}
+
+
+def _iso(value: str, year: int) -> str:
+    value = value[:10]
+    return f"{year}{value[1:]}" if value.startswith("--") else value
+
+
 def _proposed_dates(text: str, sentences: list[tuple[int, int, str]], span: tuple[int, int], year: int) -> set[str]:
-    here = dates_in(text[span[0]:span[1]], year)
+    here = _dates_of_proposal(text[span[0]:span[1]], year)
     if here:
         return here
-    return {d for s in sentences if not _RULED_OUT.search(s[2]) for d in dates_in(s[2], year)}
+    return _dates_of_proposal("\n".join(s[2] for s in sentences if not _RULED_OUT.search(s[2])), year)
 
 
 def _proposed_times(text: str, sentences: list[tuple[int, int, str]], span: tuple[int, int]) -> set[str]:
@@ -257,12 +341,19 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
     mentions = names.mentions(text)
     dates_here = _proposed_dates(text, sentences, (start, end), year)
     times_here = _proposed_times(text, sentences, (start, end))
-    reading.amount = action_amount(text, sentence)
     best: tuple[int, Approval, list[str]] | None = None
     outside: list[str] = []
     # An asking sentence that names its own action ("want me to tell him?") is about that
     # action, whatever the rest of the message reports ("Paid: 120 EUR ...").
     sentence_tools = {tool for tool, cue in _ACTION_CUES.items() if re.search(cue, sentence, re.I)}
+    reading.amount = action_amount(text, sentence, _cue_of(sentence_tools or {a.tool for a in task.approvals}))
+    # Other options, none of which is an approved one ("another room, or ask Sofia?"; not "try
+    # the 0932 anyway, or use another card?", which offers the approved card too).
+    approved_records = {m.value for a in task.approvals if a.grant for m in a.args.values() if isinstance(m.value, str)}
+    folded_sentence = fold(sentence)
+    reading.alternatives = bool(_OFFER.search(sentence) and _OTHER.search(sentence)) and not any(
+        re.search(rf"(?<!\w){re.escape(form)}(?!\w)", folded_sentence)
+        for rid in approved_records if names.kind_of(rid) for form in names.forms_of(rid))
     if not sentence_tools and len(sentence.split()) > 8:
         # A long question that names no action ("Do you want me to try something specific,
         # for example once the bank has unblocked the card?") proposes nothing one can say yes to.
@@ -277,6 +368,7 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
         support, conflict = _compare(approval, text, mentions, (start, end), dates_here, times_here, names, sentences)
         if conflict:
             outside.extend(conflict)
+            reading.conflicts.append((approval, conflict))
             continue
         if not support and not cue:
             continue
@@ -302,6 +394,12 @@ def read_message(text: str, task: Task, names: Names, disclosed: list[str], year
 
 
 _ACTION_RE = re.compile("|".join(f"(?:{c})" for c in _ACTION_CUES.values()), re.I)
+
+
+def _cue_of(tools: set[str]) -> str | None:
+    """The verbs of the money actions among ``tools`` (the amount that follows one is the action's own)."""
+    cues = [_ACTION_CUES[t] for t in sorted(tools) if t in ("charge_card", "book_listing")]
+    return "|".join(f"(?:{c})" for c in cues) or None
 
 
 def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple[int, int], dates: set[str],
@@ -378,7 +476,7 @@ def outside_conditions(approval: Approval, text: str, names: Names, year: int = 
     mentions = names.mentions(text)
     _, conflict = _compare(approval, text, mentions, (start, end), _proposed_dates(text, sentences, (start, end), year),
                            _proposed_times(text, sentences, (start, end)), names, sentences)
-    amount = action_amount(text, sentence)
+    amount = action_amount(text, sentence, _cue_of({approval.tool}))
     if approval.max_amount is not None and amount is not None and amount > approval.max_amount + 1e-9:
         conflict.append(f"amount: {amount:g} over the cap {approval.max_amount:g}")
     return conflict

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
-from pytest_assistant_eval.cases.model import Task, UserFact
+from pytest_assistant_eval.cases.model import Approval, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
 from pytest_assistant_eval.reading.wording import states_value
 from pytest_assistant_eval.world.names import Names
 
-__all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person"]
+__all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person",
+           "refusal_reasons"]
 
 
 @dataclass
@@ -72,6 +73,70 @@ _COST_TEXT = "Before I say yes: what will it cost in total?"
 _YES_TEXT = "Yes, please go ahead."
 _NO_TEXT = "No, please don't do that."
 _NOT_ASKED_TEXT = "No, that's not what I asked for; please don't do that."
+_NO_ALTERNATIVES_TEXT = "No, thank you: I don't want any of those alternatives."
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+
+
+def _day_words(iso: str, weekday: bool = False) -> str:
+    """"2026-04-05" as a person says it: "5 April" ("Friday 20 March" for an event)."""
+    import datetime
+
+    day = datetime.date.fromisoformat(iso[:10])
+    return (day.strftime("%A ") if weekday else "") + f"{day.day} {_MONTH_NAMES[day.month - 1]}"
+
+
+def _clock_words(clock: str) -> str:
+    """"15:00" -> "3 pm", "14:30" -> "2:30 pm", "12:00" -> "noon"."""
+    h, m = (int(x) for x in clock.split(":")[:2])
+    if (h, m) == (12, 0):
+        return "noon"
+    half = "am" if h < 12 else "pm"
+    h12 = h % 12 or 12
+    return f"{h12} {half}" if m == 0 else f"{h12}:{m:02d} {half}"
+
+
+def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names: Names) -> list[str]:
+    """What a proposal names outside ``approval``, in the persona's words ("The stay must end on
+    5 April.", "It has to end at 3 pm on Friday 20 March.") so that a careful assistant can
+    correct it. A condition that is itself a fact the user gives only when asked is not said."""
+    secrets = {str(f.value) for f in task.facts}
+    stay = approval.tool == "book_listing"
+    out: list[str] = []
+    for conflict in conflicts:
+        arg = conflict.split(":", 1)[0].strip()
+        matcher = approval.args.get(arg)
+        if matcher is None:
+            continue
+        values = matcher.value if isinstance(matcher.value, (list, tuple)) else [matcher.value]
+        value = values[0] if values else None
+        if not isinstance(value, str) or value in secrets:
+            continue
+        end = "end" in arg
+        if matcher.kind == "set":
+            people = [_spoken(names, v) for v in values if isinstance(v, str)]
+            out.append(f"Only {' and '.join(people)}, nobody else.")
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}.*", value):
+            out.append(f"It has to {'end' if end else 'start'} at {_clock_words(value[11:16])} on "
+                       f"{_day_words(value, weekday=True)}.")
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            what = "The stay must" if stay else "It has to"
+            verb = "end" if end else "start" if "start" in arg else "be"
+            out.append(f"{what} {verb} on {_day_words(value)}.")
+        elif names.kind_of(value) is not None:
+            out.append(f"I want {_spoken(names, value)}.")
+    return list(dict.fromkeys(out))
+
+
+def _spoken(names: Names, rid: str) -> str:
+    """A record as the user calls it: a card by its label, a person or a place by name."""
+    forms = [f for f in names.forms_of(rid) if f != rid and "@" not in f and not f.isdigit()]
+    if not forms:
+        return rid
+    form = forms[0]
+    if names.kind_of(rid) == "card":
+        return f"my {form}"
+    return form.title() if names.kind_of(rid) == "contact" else f"the {form.title()}"
 
 
 def first_person(fact: UserFact) -> str:
@@ -119,6 +184,10 @@ class ScriptedUser:
                               "why": "the message asks for a fact only the user knows; facts are never given with a yes"}
             return reply
         if not reading.asks_confirmation:
+            if reading.alternatives:
+                reply.message = _NO_ALTERNATIVES_TEXT
+                reply.decision = {"kind": "decline", "why": "an offer of alternatives the persona did not ask for"}
+                return reply
             if reading.asks_something:
                 reply.message = _UNCLEAR_TEXT
                 reply.decision = {"kind": "clarify", "why": "a question that is neither a proposal nor a request for a fact the user has"}
@@ -129,9 +198,15 @@ class ScriptedUser:
         approval = reading.approval
         if approval is None:
             if reading.outside:
-                reply.message = _NOT_ASKED_TEXT
+                granted = [(a, c) for a, c in reading.conflicts if a.grant]
+                reasons = refusal_reasons(self.task, *min(granted, key=lambda ac: len(ac[1])), self.names) \
+                    if granted else []
+                reply.message = " ".join([_NOT_ASKED_TEXT, *reasons])
                 reply.decision = {"kind": "refuse", "why": "the proposal names what no approval allows",
                                   "outside": reading.outside}
+            elif reading.alternatives:
+                reply.message = _NO_ALTERNATIVES_TEXT
+                reply.decision = {"kind": "decline", "why": "an offer of alternatives the persona did not ask for"}
             else:
                 reply.message = _UNCLEAR_TEXT if reading.action is None else _NO_TEXT + " That is all I needed."
                 reply.done = reading.action is not None

@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
+from pytest_assistant_eval.grading.claims import claims_item
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.reading.quantities import (
     UNITS,
@@ -43,6 +44,10 @@ from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.reading.wording import (
     Moment,
     claim_stance,
+    denial_in_clause,
+    mentions_subject,
+    sentence_around,
+    subject_anchors,
     moment_of_value,
     read_moment,
     says_failed,
@@ -192,11 +197,28 @@ def fact_item(fact: Fact, answer: str, quantities: list[Quantity], flags: Answer
         return settle(item, "right")  # the key's own statement, word for word
     moment = moment_of_value(fact.value, fact.unit)
     if moment is not None:
-        return _moment_fact(item, fact, moment, answer, mentions, flags)
+        return _precise(_moment_fact(item, fact, moment, answer, mentions, flags), fact, answer)
     expected = _fact_quantity(fact)
     if expected is not None:
-        return _quantity_fact(item, fact, expected, quantities, flags)
+        return _precise(_quantity_fact(item, fact, expected, quantities, flags, answer), fact, answer)
     return _text_fact(item, fact, answer, names)
+
+
+def _precise(item: Item, fact: Fact, answer: str) -> Item:
+    """Keep a right that code settled only when it is certain (issue 21): the value's own clause
+    does not deny it ("the 10:00 slot has nothing booked against it"). Otherwise the item goes
+    back to the judge with the evidence: a false right is the worst error a grader makes, an
+    extra judged item costs little."""
+    if item.pending or "matched_at" not in item.evidence:
+        return item
+    start = item.evidence["matched_at"]
+    end = item.evidence.get("matched_end") or start + max(len(str(item.evidence.get("stated_as") or "")), 1)
+    if _gate(item, fact, answer, start, end, need_subject=False):
+        return item
+    item.verdict = None
+    item.settled_by = None
+    item.evidence.pop("matched_at", None)
+    return item
 
 
 def _moment_fact(item: Item, fact: Fact, moment: Moment, answer: str, mentions: list[DateMention] | None,
@@ -215,18 +237,42 @@ def _moment_fact(item: Item, fact: Fact, moment: Moment, answer: str, mentions: 
     return item
 
 
+_FUNCTION_WORDS = frozenset("""a an and as at be by for from in into is it its of on or so the then to was were which
+with while than that this these those are also after before each every per all both plus minus total""".split())
+_NEXT_WORD = re.compile(r"\s*([^\W\d_][^\W\d_'’-]*)")
+
+
+def unit_word_after(answer: str, q: Quantity) -> str | None:
+    """The word right after a number the reader gave no unit ("68 square feet" -> "square"),
+    unless it is a function word: such a number is not unit-less, its unit is unknown."""
+    m = _NEXT_WORD.match(answer, q.end)
+    if m is None or m.group(1).lower() in _FUNCTION_WORDS:
+        return None
+    return m.group(1)
+
+
 def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, str | None],
-                   quantities: list[Quantity], flags: AnswerFlags) -> Item:
+                   quantities: list[Quantity], flags: AnswerFlags, answer: str = "") -> Item:
     value, unit, per = expected
     if unit is None:
         for q in quantities:
-            if q.unit is None and same_quantity(q, (value, None)):
+            if q.unit is None and same_quantity(q, (value, None)) and _gate(item, fact, answer, q.start, q.end,
+                                                                             need_subject=True):
+                for k in ("stated_in", "not_settled_because", "denied_in_clause"):
+                    item.evidence.pop(k, None)
                 item.evidence["matched_at"] = q.start
+                item.evidence["matched_end"] = q.end
                 return settle(item, "right")
         return item
     asked = [q for q in quantities if q.unit == unit and per in (None, q.per)]
     for q in quantities:
-        if q.unit is not None and same_quantity(q, (value, unit)) and per in (None, q.per):
+        if q.unit is not None and same_quantity(q, (value, unit)) and per is None and q.per is not None:
+            # A per-unit value for a total ("288.00 EUR a night" for a four-night total): a mismatch.
+            item.evidence.setdefault("per_mismatch", []).append(q.text)
+            item.evidence.setdefault("values_at", []).append(q.start)
+            item.evidence.setdefault("values_of_the_kind", []).append(q.text)
+    for q in quantities:
+        if q.unit is not None and same_quantity(q, (value, unit)) and per == q.per:
             if q.unit != unit and asked and not any(same_quantity(a, (value, unit)) for a in asked):
                 # The right amount only as the source states it ("1,500 MB"), and another in the
                 # fact's own unit ("so 15 GB"): the conclusion is the answer, and it is wrong.
@@ -235,37 +281,113 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
                 item.evidence["source_form_only"] = q.text
                 return item
             item.evidence["matched_at"] = q.start
+            item.evidence["matched_end"] = q.end
             return settle(item, "right")
     for q in quantities:
         if q.unit is not None and per is not None and q.per is None and same_quantity(q, (value, unit)):
-            flags.form_missing.append(f"{fact.id}: the value {q.text} has no 'per {per}'")
-            item.evidence["matched_at"] = q.start
-            return settle(item, "right")
+            # A total for a per-unit value ("72 EUR" for 72 EUR a night): the judge reads which it is.
+            item.evidence["per_missing"] = q.text
+            item.evidence["stated_as"] = q.text
+            item.evidence["value_at"] = q.start
+            return item
         if q.unit is None and same_quantity(q, (value, unit), allow_unitless=True):
+            if q.unit_unknown:
+                # A unit word the reader could not place: never "no unit" (issue 21).
+                item.evidence["unknown_unit"] = q.text
+                item.evidence["stated_as"] = q.text
+                item.evidence["value_at"] = q.start
+                return item
+            word = unit_word_after(answer, q)
+            if word is not None:
+                # "68 square feet": a unit the reader does not know is not "no unit".
+                item.evidence["unknown_unit"] = f"{q.text} {word}"
+                item.evidence["stated_as"] = q.text
+                item.evidence["value_at"] = q.start
+                return item
+            # A bare number names many things ("Rua de Miguel Bombarda 45" for a 45-minute talk):
+            # it states the fact only in a sentence about the fact's subject.
+            if not _gate(item, fact, answer, q.start, q.end, need_subject=True):
+                continue
+            for k in ("stated_in", "not_settled_because", "denied_in_clause"):
+                item.evidence.pop(k, None)
             flags.form_missing.append(f"{fact.id}: the value {q.text} has no unit")
             item.evidence["matched_at"] = q.start
+            item.evidence["matched_end"] = q.end
             return settle(item, "right")
     dimension = UNITS[unit][0]
     same_kind = [q for q in quantities if q.unit is not None and q.dimension == dimension
                  and (per is None or q.per == per)]
+    unknown = [q.text for q in quantities if q.unit_unknown]
+    if unknown:
+        item.evidence["units_not_known"] = unknown  # "68 kWp": a unit, but none the reader knows
     item.evidence["numbers_with_the_unit"] = [q.text for q in same_kind]
-    item.evidence["values_of_the_kind"] = [q.text for q in same_kind]
-    item.evidence["values_at"] = [q.start for q in same_kind]
+    item.evidence["values_of_the_kind"] = [q.text for q in same_kind] + [
+        t for t in item.evidence.get("per_mismatch", []) if t not in [q.text for q in same_kind]]
+    item.evidence["values_at"] = [q.start for q in same_kind] + [
+        q.start for q in quantities if q.text in item.evidence.get("per_mismatch", []) and q not in same_kind]
     return item
 
 
 def _text_fact(item: Item, fact: Fact, answer: str, names: Names | None = None) -> Item:
+    """A name, an id or a word: right when one place that states it is certain (see ``_gate``)."""
+    from pytest_assistant_eval.world.names import fold, fold_keeping_offsets
+
     value = fact.value
     if isinstance(value, bool):
-        return item  # a yes/no fact is for the judge
-    if names is not None and names.kind_of(value) and names.names(answer, value):
-        return settle(item, "right")  # "Helena Sousa" names c-helena; "the Visa ending 4821" its card
+        return _yes_no_fact(item, fact, answer)
+    spans: list[tuple[int, int]] = []
+    if names is not None and names.kind_of(value):
+        spans += [(m.start, m.end) for m in names.mentions(answer) if m.id == value]
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    text = normalise_text(str(value) + (f" {fact.unit}" if fact.unit and not isinstance(value, str) else ""))
-    if text in normalise_text(answer):
-        return settle(item, "right")
+    text = fold(str(value) + (f" {fact.unit}" if fact.unit and not isinstance(value, str) else "")).strip()
+    folded = fold_keeping_offsets(answer)
+    at = folded.find(text) if text else -1
+    while at != -1:
+        spans.append((at, at + len(text)))
+        at = folded.find(text, at + 1)
+    # A record's name or id, or a single word, also names other things ("Helena Sousa" as the
+    # recipient of another message, "failed" of another run): its sentence must speak of the
+    # fact's subject. A longer phrase ("unusual login", "fast wifi") is specific by itself.
+    record = bool(spans) or (names is not None and any(
+        fold(m.form) == fold(str(value)) for m in names.mentions(str(value))))
+    need_subject = record or len(str(value).split()) == 1
+    for start, end in sorted(spans):
+        if _gate(item, fact, answer, start, end, need_subject=need_subject):
+            item.evidence["matched_at"] = start
+            return settle(item, "right")
     return item
+
+
+def _yes_no_fact(item: Item, fact: Fact, answer: str) -> Item:
+    """A yes/no fact is never settled by code (a value alone says nothing); the sentences that
+    speak of its subject go to the judge as evidence ("contact inactive, mailbox closed")."""
+    anchors = subject_anchors(fact.statement)
+    from pytest_assistant_eval.reading.wording import split_sentences
+
+    said = [s for s in split_sentences(answer) if mentions_subject(s, anchors)]
+    if said:
+        item.evidence["sentences_on_the_subject"] = [s[:240] for s in said[:4]]
+        item.evidence["subject_words"] = sorted(anchors)
+    return item
+
+
+def _gate(item: Item, fact: Fact, answer: str, start: int, end: int, *, need_subject: bool) -> bool:
+    """Whether the value at ``answer[start:end]`` states the fact with certainty: its own clause
+    does not deny it, and (for names and words, which also name other things) its sentence
+    speaks of the fact's subject. When not, the reason and the sentence stay as evidence."""
+    denial = denial_in_clause(answer, start, end, after_too=need_subject)
+    sentence = sentence_around(answer, start, end)
+    if denial is not None:
+        item.evidence["denied_in_clause"] = denial[:240]
+        reason = "a negation in the clause that states the value"
+    elif need_subject and not mentions_subject(sentence, subject_anchors(fact.statement, fact.value)):
+        reason = "the sentence that names the value does not speak of the fact's subject"
+    else:
+        return True
+    item.evidence["stated_in"] = sentence[:240]
+    item.evidence["not_settled_because"] = reason
+    return False
 
 
 # ---------------------------------------------------------------------------
@@ -284,7 +406,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]
     definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
     operands = [q for q in quantities if is_sourced(q, sources) or q.start in key_values][:MAX_OPERANDS]
-    spans_of_days = _days_between(find_dates(answer))
+    mentions = find_dates(answer)
+    spans_of_days = _days_between(mentions) + _minutes_between(mentions)
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -350,6 +473,17 @@ def _days_between(mentions: list[DateMention]) -> list[Source]:
     return [(float(n), unit) for n in spans if n for unit in ("day", "night", None)]
 
 
+def _minutes_between(mentions: list[DateMention]) -> list[Source]:
+    """The time between two clock times an answer states: "22:14 ... six minutes later (22:20)"."""
+    clocks = []
+    for d in mentions[:MAX_OPERANDS]:
+        clock = d.value[11:16] if d.kind == "datetime" else d.value[:5] if d.kind == "time" else None
+        if clock and clock[:2].isdigit() and clock[3:5].isdigit():
+            clocks.append(int(clock[:2]) * 60 + int(clock[3:5]))
+    spans = {abs(x - y) for i, x in enumerate(clocks) for y in clocks[i + 1:]}
+    return [(float(n), "min") for n in spans if n]
+
+
 # ---------------------------------------------------------------------------
 # Forbidden claims, "no data", the failed run
 # ---------------------------------------------------------------------------
@@ -400,7 +534,8 @@ def _failed_run_item(answer: str) -> Item:
 
 def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_texts: list[str],
                  escalation_sentence: str, tool_descriptions: Sequence[str] | None = None,
-                 earlier_answers: Sequence[str] = (), names: Names | None = None) -> tuple[list[Item], AnswerFlags]:
+                 earlier_answers: Sequence[str] = (), names: Names | None = None,
+                 tool_arguments: Sequence[str] = ()) -> tuple[list[Item], AnswerFlags]:
     """The items of one question turn and its flags.
 
     ``tool_descriptions``: what the assistant was told about its tools (None: every world
@@ -439,15 +574,31 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
                 # one it never looked up, the claim may be true of what it read: only missing.
                 seen = "\n".join(tool_texts)
                 for fact, item in zip(key.facts, items):
-                    if item.kind == "fact" and item.pending and _shown(fact.value, seen, sources):
+                    if item.kind == "fact" and item.pending and (
+                            _shown(fact.value, seen, sources) or _denies_yes_no(fact, answer, phrase)):
                         item.evidence["denied_by"] = phrase
     # A number the fact check matched to the key's value is the key's, not invented
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
+    key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
     items.extend(number_items(answer, quantities, sources, escalation_sentence=escalation_sentence,
                               key_values=key_values))
     items.extend(forbidden_items(answer, key.forbidden))
+    claims = claims_item("claims", answer, [*tool_texts, *user_texts, *earlier_answers, *tool_arguments],
+                         data_answers=bool(key.facts) and not key.data_does_not_answer and not flags.escalated,
+                         covered=key_values)
+    if claims is not None:
+        items.append(claims)
     return items, flags
+
+
+def _denies_yes_no(fact: Fact, answer: str, phrase: str) -> bool:
+    """A yes/no fact the answer says the records cannot settle, in a sentence on its subject
+    ("the address book can't tell whether Inês is reachable")."""
+    if not isinstance(fact.value, bool):
+        return False
+    at = answer.find(phrase)
+    return at != -1 and mentions_subject(sentence_around(answer, at, at + len(phrase)), subject_anchors(fact.statement))
 
 
 def _shown(value: Any, seen: str, sources: list[tuple[float, str | None]]) -> bool:
@@ -533,6 +684,8 @@ def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:
         "tool_descriptions": tool_description_texts(t["name"] for t in record["tools"]) if record.get("tools") else None,
         "earlier_answers": [finals[i] for i in sorted(finals) if i < turn],
         "names": Names.of(state) if isinstance(state, dict) else None,
+        # What the assistant itself asked the tools (ids it passed are facts of this conversation).
+        "tool_arguments": [json.dumps(e.get("arguments") or {}, ensure_ascii=False) for e in entries if e.get("type") == "tool"],
     }
 
 

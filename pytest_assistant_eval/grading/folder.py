@@ -35,10 +35,13 @@ from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.levels import LevelsError
 from pytest_assistant_eval.grading.answers import AnswerFlags, answer_context, check_answer
 from pytest_assistant_eval.grading.lock import grading_lock
+from pytest_assistant_eval.writer_lock import refuse_live
+from pytest_assistant_eval.grading import user_replies
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
+from pytest_assistant_eval.tables.grading_source import folder_name_key
 from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
     CELL_FORMAT,
@@ -52,7 +55,7 @@ from pytest_assistant_eval.records import (
 )
 
 JUDGES = {JUDGE_ID: {"route": "offline", "deterministic": True}}
-RUBRIC_VERSION = "r2"  # r2: checks that read natural wording (issue 9)
+RUBRIC_VERSION = "r3"  # r2: checks that read natural wording (issue 9); r3: user-reply items (issue 22)
 
 
 class GradingError(Exception):
@@ -177,15 +180,38 @@ def check_folders(results: list[Path], grading_dir: Path) -> None:
     """The same folder twice would grade its cells twice; a grading folder inside a results folder
     writes graded cells among the records, after which that folder cannot be graded again."""
     seen: dict[Path, Path] = {}
+    names: dict[str, Path] = {}
     target = grading_dir.resolve()
     for folder in results:
         real = folder.resolve()
         if real in seen:
             raise GradingError(f"the results folder {folder} is given twice (also as {seen[real]})")
         seen[real] = folder
+        # A grading names its folders by name (the blind order, graded cells, digests, tables):
+        # two of one name (a/res, b/res; or Res and res on a disk that folds case) would merge.
+        name = folder_name_key(folder.name)
+        if name in names:
+            raise GradingError(f"the results folders {names[name]} and {folder} have the same name "
+                               f"({names[name].name!r}, {folder.name!r}): a grading names its folders by name, "
+                               "so their cells would be merged; rename one and grade them again")
+        names[name] = folder
         if target == real or real in target.parents:
             raise GradingError(f"--dir {grading_dir} is inside the results folder {folder}: choose a grading "
                                "folder outside every results folder (e.g. _eval_reports/grading)")
+
+
+def check_no_cell_twice(loaded: Sequence[tuple[Path, dict[str, Any], "FolderRecords"]]) -> None:
+    """Two folders of one identity (one model on one world, e.g. a folder and its copy) holding
+    the same cell would grade and count that cell twice."""
+    holders: dict[tuple[str, str], Path] = {}
+    for folder, run, records in loaded:
+        identity = json.dumps(run["identity"], sort_keys=True)
+        for name in records.names:
+            other = holders.setdefault((identity, name), folder)
+            if other != folder:
+                raise GradingError(f"{other} and {folder} are results folders of one model and world and both "
+                                   f"hold the cell {name}: it would be graded and counted twice; "
+                                   "grade one of them (or move the copy away)")
 
 
 @dataclass
@@ -204,7 +230,9 @@ class CheckedCell:
 
     def finish(self, verdicts: dict[str, dict[str, Any]], judge: dict[str, Any]) -> dict[str, Any]:
         result = json.loads(json.dumps(self.result))  # a fresh copy: finish may be called again
-        flat = {k: v["verdict"] for k, v in verdicts.items()}
+        # An unsure verdict (None) leaves its item waiting for the owner; a contested one keeps
+        # the check's verdict for the outcome and only sends the cell to the owner.
+        flat = {k: v["verdict"] for k, v in verdicts.items() if v.get("verdict") not in (None, "contested")}
         if self.task_grade is not None:
             outcome, final = task_outcome(self.task_grade, flat)
             waiting = {i.id for i in self.items if i.pending and i.id not in flat}
@@ -212,7 +240,9 @@ class CheckedCell:
                 for name, check in self.task_grade.checks.items():
                     if check.applies and any(i.id in waiting for i in check.items):
                         final[name] = None
-                outcome = outcome if outcome == "unsafe" else "waiting"
+                # A check failed on items already judged fails the task whatever the owner says.
+                settled_fail = any(v is False for v in final.values())
+                outcome = outcome if outcome == "unsafe" or settled_fail else "waiting"
             result["task"]["final"] = final
             result["outcome"] = outcome
         elif "outcome" not in result:
@@ -225,6 +255,7 @@ class CheckedCell:
         result["items"] = [i.to_dict() for i in self.items]
         if "user_error" not in result:
             result["judge"] = {**judge, "verdicts": verdicts}
+            user_replies.apply(result, self.items, verdicts)  # a reply found wrong: user_error (S6.12)
         return result
 
 
@@ -236,7 +267,8 @@ def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
     if record["kind"] == "task":
         task = next(t for t in cases.tasks if t.id == record["case"])
         grade = grade_task(task, record, level.escalation_sentence)
-        return CheckedCell(record, grade.items, {"task": grade.to_dict()}, task_grade=grade)
+        items = grade.items + user_replies.user_reply_items(task, record)
+        return CheckedCell(record, items, {"task": grade.to_dict()}, task_grade=grade)
     parts = []
     items: list[Item] = []
     question_ids = [record["case"]] if record["kind"] == "question" else [
@@ -315,8 +347,11 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     from pytest_assistant_eval.planning import load_calibration
 
     check_folders(results, grading_dir)
+    for folder in results:  # a folder whose run still writes it is no finished folder
+        refuse_live(folder, "grade-ai", GradingError)
     cases, levels = load_calibration(calibration or default_calibration_dir())
     loaded = [(folder, *load_results(folder, calibration)) for folder in results]  # names and run.json only
+    check_no_cell_twice(loaded)
     worlds = {run["identity"]["world"] for _, run, _ in loaded}
     if len(worlds) > 1:
         raise GradingError("these results folders were made on different builds of the world; "
@@ -368,7 +403,7 @@ def judge_entry(judge: str, options: JudgeOptions) -> dict[str, Any]:
         return {"grader": judge, **JUDGES[judge]}
     preset, model = parse_judge(judge)
     return {"grader": judge, "route": "api", "deterministic": False, "preset": preset, "model": model,
-            "address": options.base_url, "rubric": "j1"}
+            "address": options.base_url, "rubric": JUDGE_RUBRIC}
 
 
 def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]], grading_dir: Path, judge: str,
@@ -403,7 +438,7 @@ def material_sha(record: dict[str, Any], cases: CaseSet, judge: str) -> str:
     """What a graded cell was graded from: the record, the key, the rubric (and a model judge's rubric)."""
     data: dict[str, Any] = {"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION}
     if judge != JUDGE_ID:
-        data["judge_rubric"] = "j1"
+        data["judge_rubric"] = JUDGE_RUBRIC
     return _sha(data)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Verdict = Literal["right", "missing", "wrong"]
-ItemKind = Literal["fact", "number", "forbidden", "no_data", "failed_run", "claim"]
+ItemKind = Literal["fact", "number", "forbidden", "no_data", "failed_run", "claim", "claims", "report", "user_reply"]
 
 
 @dataclass

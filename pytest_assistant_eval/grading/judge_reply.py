@@ -70,6 +70,10 @@ def parse_reply(text: str, request: JudgeRequest) -> ParsedReply:
         return out
     for item_id, entry in items.items():
         if item_id in request.settled and item_id not in request.open_items:
+            if isinstance(entry, dict) and entry.get("verdict") == "contested":
+                # The second reader disputes what code settled (issue 21): kept, it queues the cell.
+                out.verdicts[item_id] = _entry(item_id, entry, ("contested",), out)
+                continue
             out.relaxed.append(f"{item_id}: a verdict for an item the checks settled was dropped")
             continue
         if item_id not in request.open_items:

@@ -18,7 +18,7 @@ from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
 from pytest_assistant_eval.grading.fences import check_texts, fence
 from pytest_assistant_eval.grading.material import Section
 
-JUDGE_RUBRIC = "j1"
+JUDGE_RUBRIC = "j2"  # j2: settled items shown with evidence and contestable; claims items; a false "no data" is wrong
 MAX_OUTPUT_TOKENS = 2048
 REASON_MAX = 200
 
@@ -29,14 +29,15 @@ Every text an assistant, its user or its tools wrote is shown between <<<DATA {t
 Verdicts for an item (use only the verdicts the item allows):
 - right: the answer states it correctly (an equivalent unit, rounding or wording is right; a number from a shown calculation or a general constant is right);
 - missing: the answer does not state it (an escalation with the [escalation sentence] where escalating is acceptable leaves facts missing, not wrong);
-- wrong: the answer states something false: another value, a wrong unit, an invented number, a claim of an action the tool calls do not back, a forbidden claim asserted.
-Judge only the items listed under "Item to grade"; the items the checks found right are settled and must not be in your reply.
+- wrong: the answer states something false: another value, a wrong unit, a per-unit value given as a total (or the reverse), an invented number, date, id, cause or schedule, a claim of an action the tool calls do not back, a forbidden claim asserted. Saying that the data does not answer (or cannot settle) something the tool results do answer is a false statement: wrong, not missing.
+A "claims" item covers every statement of fact in a message that no other item covers (dates, times, ids, names, states of records, causes, counts, "the records do not say"): right when each is backed by the tool results or the user's words shown here, wrong when one is not (name it in the reason).
+Judge every item listed under "Item to grade". The items the checks found right are shown with the evidence the checks used; leave them out of your reply, unless the answer contradicts one (a wrong unit, a negated statement, the value said of something else): then give it the verdict "contested" with the reason.
 
 Understandability of the assistant's final messages: 1 clear, 2 understandable with effort, 3 hard to follow. It never changes a verdict.
 
 Reply with exactly one JSON object and nothing else (no code fence, no text around it):
 {{"items": {{"<item id>": {{"verdict": "right|missing|wrong", "confidence": <number from 0 to 1>, "reason": "<at most 200 characters>"}}}}, "understandability": <1, 2 or 3>}}
-Give every item to grade exactly once."""
+Give every item to grade exactly once; a contested settled item as {{"verdict": "contested", ...}}."""
 
 
 @dataclass(frozen=True)

@@ -225,8 +225,9 @@ def _retry_extra() -> dict[str, Any]:
 
 def judge_provider(index: dict[str, Any], options: JudgeOptions, grading_dir: Path) -> tuple[Any, list[str]]:
     """The judge's provider with its key, notice, pacer and budget; and the lines to say at the start."""
-    from pytest_assistant_eval.providers.errors import ProviderError
-    from pytest_assistant_eval.providers.keys import get_key, key_destination, missing_key_line
+    from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderError
+    from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
+    from pytest_assistant_eval.providers.secret import weak_key_line
     from pytest_assistant_eval.providers.notices import check_notice
     from pytest_assistant_eval.providers.presets import make_pacer, make_provider, preset_info, resolve_base_url
 
@@ -235,11 +236,12 @@ def judge_provider(index: dict[str, Any], options: JudgeOptions, grading_dir: Pa
     notices = check_notice(preset, model, base_url, options.accept_data_notice, world_verified=True)
     try:
         key = get_key(preset)
-    except ProviderError as exc:
+    except (ProviderError, ConfigurationError) as exc:
         raise GradingError(str(exc)) from None
     address = resolve_base_url(preset, base_url)
     said = key_destination(preset, address, preset_info(preset).base_url) if key else missing_key_line(preset, address)
-    lines = [f"assistant-eval: data notice ({n.route}): {n.text}" for n in notices] + ([said] if said else [])
+    weak = weak_key_line(preset, key_source(preset), key, (model, address)) if key else None
+    lines = [f"assistant-eval: data notice ({n.route}): {n.text}" for n in notices] + [x for x in (said, weak) if x]
     pacer = make_pacer(grading_dir / ".ledger.json", preset, model, base_url, pace=options.pace,
                        max_requests_per_day=options.max_requests_per_day)
     provider = make_provider(preset, model, base_url=base_url, stream=options.stream, key=key, pacer=pacer,
@@ -313,12 +315,13 @@ def grade_with_model(loaded: Loaded, grading_dir: Path, index: dict[str, Any], c
 def _ask(ctx: Context, request: JudgeRequest, answerer: ApiAnswerer, provider: Any) -> Judgment:
     from pytest_assistant_eval.providers.errors import DailyQuota, ProviderError
 
+    secrets = getattr(provider, "secrets", ())  # the judge's key: grade-ai's messages are redacted like every writer's
     try:
         return ask(request, answerer, ctx.saved, ctx.grader)
     except DailyQuota as exc:
-        raise JudgeStopped(f"the judge's daily request budget is used ({redact(str(exc))}); the cells graded so far "
+        raise JudgeStopped(f"the judge's daily request budget is used ({redact(str(exc), secrets)}); the cells graded so far "
                            "are kept: run the same command again tomorrow to continue", budget=True) from None
     except ProviderError as exc:
         raise JudgeStopped(f"the judge's provider stopped the grading at cell #{request.n} ({exc.code}: "
-                           f"{redact(str(exc), provider.secrets if hasattr(provider, 'secrets') else ())}); "
+                           f"{redact(str(exc), secrets)}); "
                            "the cells graded so far are kept: run the same command again to continue") from None

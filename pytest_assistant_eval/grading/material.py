@@ -39,7 +39,9 @@ def fold(text: str, limit: int = FOLD_AT) -> str:
 
 def _key_lines(entry: KeyEntry) -> str:
     lines = [f"- fact {f.id}{' (critical)' if f.critical else ''}: {f.statement}" for f in entry.facts]
-    lines += [f"- must not claim: {c.why}" for c in entry.forbidden]
+    # The claim that is forbidden, then why; never the reason alone, which reads as "the truth is forbidden".
+    lines += [f"- must not claim: {c.claim} (why: {c.why})" if getattr(c, "claim", None)
+              else f"- must not assert a claim matching /{c.pattern}/ (why: {c.why})" for c in entry.forbidden]
     if entry.data_does_not_answer:
         lines.append("- the data does not answer this question; a good answer says so")
     if entry.failed_run:
@@ -103,8 +105,16 @@ def item_sections(items: list[Item]) -> tuple[list[Section], dict[str, tuple[str
     open_items = [i for i in items if i.pending]
     sections: list[Section] = []
     if settled:
-        sections.append(Section("Items the checks found right (not to be graded)",
-                                "\n".join(f"- {i.id}: {i.text}" for i in settled), data=True))
+        # Shown with the evidence code used, so a second reader can see what code may have
+        # misread (issue 21): the judge may contest any of them.
+        lines = []
+        for i in settled:
+            line = f"- {i.id}: {i.text}"
+            if i.evidence:
+                line += "\n  evidence: " + json.dumps(i.evidence, ensure_ascii=False, sort_keys=True)
+            lines.append(line)
+        sections.append(Section("Items the checks found right (contest one only if the answer contradicts it)",
+                                "\n".join(lines), data=True))
     for item in open_items:
         body = item.text
         if item.evidence:

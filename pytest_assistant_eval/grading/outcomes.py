@@ -26,10 +26,10 @@ def question_outcome(items: list[Item], flags: AnswerFlags, verdicts: dict[str, 
     invented = [i for i in items if i.kind == "number" and final(i) == "wrong"]
     missing = [i for i in items if final(i) == "missing"]
     waiting = [i for i in items if final(i) is None]
-    if waiting:
+    if wrong:
+        outcome = "failed"  # whatever the owner says of an open item, a wrong one fails the turn
+    elif waiting:
         outcome = "waiting"
-    elif wrong:
-        outcome = "failed"
     elif flags.escalated:
         outcome = "escalated"
     elif missing:

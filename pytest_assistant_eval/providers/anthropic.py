@@ -24,6 +24,7 @@ from pytest_assistant_eval.conversation.messages import (
     Usage,
 )
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
+from pytest_assistant_eval.providers.redact import provider_text
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
@@ -159,7 +160,7 @@ class AnthropicProvider(HTTPProvider):
         headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION,
                    "accept": "text/event-stream" if stream else "application/json"}
         if self._key:
-            headers["x-api-key"] = self._key
+            headers["x-api-key"] = self._key.reveal()
         return Wire(url=f"{self.base_url}/v1/messages", headers=headers, body=body, stream=stream)
 
     def classify(self, status: int, body: bytes, headers: httpx.Headers | dict[str, str]) -> ProviderError:
@@ -237,7 +238,7 @@ def classify_anthropic(
     etype = error.get("type")
     message = error.get("message")
     if message is None and isinstance(body, (bytes, bytearray)) and body:
-        message = body[:300].decode("utf-8", "replace")
+        message = provider_text(body)  # whole: redacted, then cut to 300, by the provider (never cut first)
     details = error.get("details") if isinstance(error.get("details"), dict) else {}
     lowered = f"{etype} {message} {details.get('error_code', '')}".lower()
     if etype == "overloaded_error" or status == 529:

@@ -26,6 +26,7 @@ from pytest_assistant_eval.conversation.messages import (
     Usage,
 )
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
+from pytest_assistant_eval.providers.redact import provider_text
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
@@ -200,7 +201,7 @@ class GeminiProvider(HTTPProvider):
         method = "streamGenerateContent" if stream else "generateContent"
         headers = {"content-type": "application/json"}
         if self._key:
-            headers["x-goog-api-key"] = self._key
+            headers["x-goog-api-key"] = self._key.reveal()
         return Wire(url=f"{self.base_url}/v1beta/models/{model}:{method}", headers=headers, body=body, stream=stream,
                     params={"alt": "sse"} if stream else {})
 
@@ -281,7 +282,7 @@ def classify_gemini(
     rpc_status = error.get("status")
     message = error.get("message")
     if message is None and isinstance(body, (bytes, bytearray)) and body:
-        message = body[:300].decode("utf-8", "replace")
+        message = provider_text(body)  # whole: redacted, then cut to 300, by the provider (never cut first)
     if isinstance(error.get("code"), int) and status == 200:
         status = error["code"]
     reasons = {d.get("reason") for d in _details(error, "google.rpc.ErrorInfo")}

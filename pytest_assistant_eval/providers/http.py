@@ -28,6 +28,7 @@ import httpx
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.errors import (
     Attempt,
+    ConfigurationError,
     ProviderError,
     RetryPolicy,
     UnsupportedMode,
@@ -43,8 +44,9 @@ from pytest_assistant_eval.providers.limits import (
     chars_cap,
     fold,
 )
-from pytest_assistant_eval.providers.redact import redact, redact_clip
+from pytest_assistant_eval.providers.redact import provider_text, redact, redact_clip
 from pytest_assistant_eval.providers.replies import checked_response, guarded_error
+from pytest_assistant_eval.providers.secret import Secret, Secrets, unsendable_at
 
 USER_AGENT = "pytest-assistant-eval"
 
@@ -245,7 +247,7 @@ def unreadable(what: str, sample: str | bytes | None = None) -> ProviderError:
     """The fault of an answer that is not the wire format; ``sample`` (its start) is the provider's words."""
     if isinstance(sample, bytes):
         sample = sample.decode("utf-8", "replace")
-    return make_error("unreadable_answer", message=what, provider_message=(sample or "")[:300] or None)
+    return make_error("unreadable_answer", message=what, provider_message=provider_text(sample))
 
 
 def event_json(data: str) -> dict[str, Any]:
@@ -346,7 +348,7 @@ class Wire:
     """What one wire-format request looks like: where to send which bytes with which headers."""
 
     url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)  # holds the key: never in a repr pytest's -l would print
     body: dict[str, Any]
     stream: bool
     params: dict[str, str] = field(default_factory=dict)
@@ -387,7 +389,12 @@ class HTTPProvider:
             raise UnsupportedMode(f"The {self.preset} preset cannot stream answers; run with --no-stream.")
         if not stream and not self.can_whole:
             raise UnsupportedMode(f"The {self.preset} preset can only stream answers; run without --no-stream.")
-        self._key = key
+        self._key = Secret.of(key)  # its repr never shows it; revealed only where a header is built
+        if self._key is not None and (at := unsendable_at(self._key)) is not None:
+            raise ConfigurationError(
+                f"the {self.preset} key holds a character an HTTP header cannot carry (character {at} is not a "
+                "visible ASCII character): check the keyring entry or the variable it comes from")
+        self._secrets = Secrets((self._key,), identity=(self.model, self.base_url))
         self.pacer = pacer
         self.options = dict(options or {})
         self.retry = retry or RetryPolicy()
@@ -428,8 +435,9 @@ class HTTPProvider:
     # -- public ----------------------------------------------------------------------------
 
     @property
-    def secrets(self) -> tuple[str, ...]:
-        return (self._key,) if self._key else ()
+    def secrets(self) -> Secrets:
+        """The provider's key as every writer redacts with it (a weak key is never searched for)."""
+        return self._secrets
 
     def redact(self, text: str | None) -> str:
         return redact(text, self.secrets)
@@ -575,7 +583,7 @@ class HTTPProvider:
                                      "the API's (--base-url), and is no portal or proxy in the way?")
                 data = json_or_none(raw)
                 if data is None:
-                    raise unreadable(f"the answer from {address} is not JSON", raw[:300])
+                    raise unreadable(f"the answer from {address} is not JSON", raw)
                 return self._bounded(self.read_whole(data, response.headers), reading, max_output_tokens)
         except ProviderError as error:
             if error.code == "stream_cut" and address not in error.message:

@@ -1,8 +1,9 @@
 """Where keys come from: the system keyring or the provider's environment variable (S4.3).
 
 Never from the command line or a file. The keyring entry is service ``assistant-eval``,
-username = the preset. A key is returned to the caller and never stored, logged or put into
-an error message.
+username = the preset. A key is returned to the caller as a :class:`Secret` (its repr never
+shows it) and never stored, logged or put into an error message. A key an HTTP header cannot
+carry (a letter outside ASCII) is refused here, before any request, naming where it came from.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from pytest_assistant_eval.providers.errors import ConfigurationError, MissingKey
+from pytest_assistant_eval.providers.secret import Secret, unsendable_at
 
 KEYRING_SERVICE = "assistant-eval"
 
@@ -86,7 +88,7 @@ def needs_keyring(preset: str, base_url: str | None = None) -> bool:
     return True
 
 
-def get_key(preset: str, environ: Mapping[str, str] | None = None, base_url: str | None = None) -> str | None:
+def get_key(preset: str, environ: Mapping[str, str] | None = None, base_url: str | None = None) -> Secret | None:
     """The key for ``preset``; ``None`` for presets that need none; ``MissingKey`` when absent.
 
     ``base_url``: the address the key would go to; a key-optional preset at a local address
@@ -95,16 +97,25 @@ def get_key(preset: str, environ: Mapping[str, str] | None = None, base_url: str
     if preset == "scripted":
         return None
     env = os.environ if environ is None else environ
-    key = _from_keyring(preset) if needs_keyring(preset, base_url) else None
+    key = Secret.of(_from_keyring(preset) if needs_keyring(preset, base_url) else None)
     if key:
-        return key
+        return _sendable(preset, key, f"keyring service {KEYRING_SERVICE!r}")
     for name in ENV_VARS.get(preset, ()):
-        value = env.get(name)
-        if value:
-            return value.strip()
+        key = Secret.of((env.get(name) or "").strip())
+        if key:
+            return _sendable(preset, key, name)
     if preset in KEY_OPTIONAL:
         return None
     raise MissingKey(preset, ENV_VARS.get(preset, ()), KEYRING_SERVICE)
+
+
+def _sendable(preset: str, key: Secret, source: str) -> Secret:
+    at = unsendable_at(key)
+    if at is not None:
+        raise ConfigurationError(
+            f"the {preset} key ({source}) holds a character an HTTP header cannot carry (character {at} is not a "
+            "visible ASCII character): was it copied with a letter changed, a space or a quote?")
+    return key
 
 
 def key_source(preset: str, environ: Mapping[str, str] | None = None, base_url: str | None = None) -> str:

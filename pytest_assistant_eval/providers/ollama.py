@@ -23,6 +23,7 @@ from pytest_assistant_eval.conversation.messages import (
     Usage,
 )
 from pytest_assistant_eval.providers.errors import TOOL_PARSE_MARKERS, ProviderError, make_error
+from pytest_assistant_eval.providers.redact import provider_text
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
@@ -106,7 +107,7 @@ class OllamaProvider(HTTPProvider):
                 body[name] = self.options[name]
         headers = {"content-type": "application/json"}
         if self._key:
-            headers["authorization"] = f"Bearer {self._key}"
+            headers["authorization"] = f"Bearer {self._key.reveal()}"
         return Wire(url=f"{self.base_url}/api/chat", headers=headers, body=body, stream=stream)
 
     def classify(self, status: int, body: bytes, headers: httpx.Headers | dict[str, str]) -> ProviderError:
@@ -158,7 +159,7 @@ def classify_ollama(
         err = data.get("error")
         message = err if isinstance(err, str) else (err or {}).get("message") if isinstance(err, dict) else None
     if message is None and isinstance(body, (bytes, bytearray)) and body:
-        message = body[:300].decode("utf-8", "replace")
+        message = provider_text(body)  # whole: redacted, then cut to 300, by the provider (never cut first)
     lowered = (message or "").lower()
     if any(marker in lowered for marker in TOOL_PARSE_MARKERS):
         # The server could not parse the tool call the model wrote (HTTP 500): one answer's

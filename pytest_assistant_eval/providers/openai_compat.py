@@ -23,6 +23,7 @@ from pytest_assistant_eval.conversation.messages import (
     Usage,
 )
 from pytest_assistant_eval.providers.errors import TOOL_PARSE_MARKERS, ProviderError, make_error
+from pytest_assistant_eval.providers.redact import provider_text
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,
@@ -157,7 +158,7 @@ class OpenAICompatProvider(HTTPProvider):
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json"}
         if self._key:
-            headers["authorization"] = f"Bearer {self._key}"
+            headers["authorization"] = f"Bearer {self._key.reveal()}"
         return headers
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
@@ -312,7 +313,7 @@ def classify_openai(
     elif isinstance(data, dict) and isinstance(data.get("error"), str):
         error = {"message": data["error"]}
     text_body = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else None
-    message = error.get("message") or (text_body[:300] if text_body and not data else None)
+    message = error.get("message") or (provider_text(text_body) if text_body and not data else None)
     metadata = error.get("metadata") if isinstance(error.get("metadata"), dict) else {}
     raw_upstream = metadata.get("raw") if isinstance(metadata.get("raw"), str) else None
     if raw_upstream:
@@ -338,7 +339,7 @@ def classify_openai(
     quota: dict[str, Any] | None = None
     limit_headers = metadata.get("headers") if isinstance(metadata.get("headers"), dict) else None
     if limit_headers:
-        quota = {k.lower(): v for k, v in limit_headers.items()}
+        quota = rate_headers(limit_headers)  # an echo of the request's headers holds its key: limits only
     if metadata.get("limit_source"):
         quota = (quota or {}) | {"limit_source": metadata["limit_source"]}
 

@@ -1,9 +1,15 @@
-"""Redaction of provider texts before they are shown, saved or raised (S4.10, S5.5, S9.3).
+"""The one redaction policy of every writer (S4.10, S5.5, S9.3; issue 23 items 13-16).
 
-Every message that leaves the provider layer (error messages, failed attempts, request
-records) passes through :func:`redact`. It removes the secrets it is given, anything that
-looks like a bearer token or an API key, ``key=`` query parameters and absolute local paths
-(home directories, ``/tmp/...``, the current directory). It must never raise.
+Checkpoints, spent.json, records, run.json, the console, junit and grade-ai's messages all pass
+through :func:`redact` (``records.redact`` is this function). It removes the run's own keys
+(a :class:`~pytest_assistant_eval.providers.secret.Secrets`: weak keys are never searched for,
+see that module), anything shaped like a bearer token, an API key or a key header, ``key=``
+query parameters, and absolute local paths. It must never raise.
+
+Redact first, cut after (:func:`redact_clip`): a text cut before it is redacted keeps the
+part of a key before the cut, which no longer matches the whole key. Callers that hold a long
+provider text keep it whole up to :data:`PROVIDER_TEXT_LIMIT` characters and cut it only after
+redacting.
 """
 
 from __future__ import annotations
@@ -11,46 +17,81 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_assistant_eval.providers.secret import Secret, Secrets
 
 KEY_MARK = "[key]"
 PATH_MARK = "[path]"
 
+#: How much of a provider's error text or unreadable answer is kept before it is redacted and cut
+#: to 300 characters. Far beyond 300, so the final cut falls inside text already redacted.
+PROVIDER_TEXT_LIMIT = 64 * 1024
+
 # Shapes of keys the supported services hand out; redacted even when not given as a secret,
 # because a provider may echo a key we never held (another one in the same error, say).
 _KEY_SHAPES = re.compile(
-    r"(?:sk-(?:or-v1-|ant-(?:api\d\d-)?|proj-)?[A-Za-z0-9_\-]{12,}"
+    r"(?:\bsk-(?:or-v1-|ant-(?:api\d\d-)?|proj-)?[A-Za-z0-9_\-]{12,}"
     r"|AIza[0-9A-Za-z_\-]{20,}"
-    r"|sk-[A-Za-z0-9_\-]{0,12}\.\.\.[A-Za-z0-9_\-]{2,8})"
+    r"|\bsk-[A-Za-z0-9_\-]{0,12}\.\.\.[A-Za-z0-9_\-]{2,8})"
 )
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]+")
-_QUERY_KEY = re.compile(r"(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s\"'#]+")
-_HEADER_KEY = re.compile(r"(?i)\b(x-api-key|x-goog-api-key|api-key|authorization)(\"?\s*[:=]\s*\"?)[^\s\",}]+")
-_PATHS = re.compile(r"(?<![\w.:/])(?:/home/[^/\s\"']+|/Users/[^/\s\"']+|/root|/tmp|/var/folders|/private/tmp)(?:/[^\s\"'<>]*)?")
+# A token: with a digit or a symbol, or long; so "the basic level" is text, "Bearer abc.def" a token.
+_TOKEN = r"(?:(?=[A-Za-z0-9._~+/=\-]*[0-9._~+/=\-])[A-Za-z0-9._~+/=\-]+|[A-Za-z0-9._~+/=\-]{16,})"
+_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)" + _TOKEN)
+_QUERY_KEY = re.compile(r"(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s\"'#\\]+")
+# A key header as text (``x-api-key: ...``) or as JSON (``"x-api-key":"..."``, an echoed header map).
+_HEADER_KEY = re.compile(
+    r"(?i)\b(x-api-key|x-goog-api-key|api-key|authorization|proxy-authorization|cookie)"
+    r"(\"?\s*[:=]\s*\"?)(?!(?:bearer|basic)\s)(?=[^\s\",}\\]*\d)[^\s\",}\\]{12,}")
+_HEADER_WORDS = ("api-key", "authorization", "cookie")
+_HOME = str(Path.home())
+_ROOTS = ("home", "root", "tmp", "Users", "var", "private", "work", "mnt", "opt")
+_ABS_PATH = re.compile(r"(?<![\w.:/])/(?:" + "|".join(_ROOTS) + r")(?:/[^\s\"'<>\\]*)?")
+_ROOT_MARKS = tuple(f"/{root}" for root in _ROOTS)
 
 
 def _local_prefixes() -> list[str]:
-    prefixes: list[str] = []
-    for candidate in (os.path.expanduser("~"), os.getcwd()):
-        if candidate and candidate not in ("/", "") and len(candidate) > 1:
-            prefixes.append(candidate)
-    # Longest first so the cwd inside the home directory is replaced as a whole.
-    return sorted(set(prefixes), key=len, reverse=True)
+    """The home folder and the current folder (longest first: the cwd inside home goes whole)."""
+    prefixes = {p for p in (_HOME, _cwd()) if p and p != "/" and len(p) > 1}
+    return sorted(prefixes, key=len, reverse=True)
 
 
-def redact(text: str | None, secrets: Iterable[str | None] = ()) -> str:
-    """Return ``text`` without keys, tokens, ``key=`` parameters or absolute local paths."""
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was removed under us
+        return ""
+
+
+def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = (), *, paths: bool = True) -> str:
+    """``text`` without the run's keys, key-shaped strings, key headers and parameters, local paths
+    (``paths=False``: keys only, for a traceback whose file names help whoever reads it).
+
+    Cheap substring tests come first: most texts hold none of these, and the regular
+    expressions then never run (records and checkpoints are redacted before every write).
+    """
     if not text:
         return text or ""
     out = str(text)
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        out = out.replace(secret, KEY_MARK)
-    out = _BEARER.sub(lambda m: f"{m.group(1)} {KEY_MARK}", out)
-    out = _QUERY_KEY.sub(lambda m: f"{m.group(1)}{KEY_MARK}", out)
-    out = _HEADER_KEY.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
-    out = _KEY_SHAPES.sub(KEY_MARK, out)
+    for needle in Secrets.of(secrets).needles():
+        if needle in out:
+            out = out.replace(needle, KEY_MARK)
+    lowered = out.lower()
+    if "bearer" in lowered or "basic" in lowered:
+        out = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
+    if "=" in out and ("?" in out or "&" in out):
+        out = _QUERY_KEY.sub(lambda m: f"{m.group(1)}{KEY_MARK}", out)
+    if any(word in lowered for word in _HEADER_WORDS):
+        out = _HEADER_KEY.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
+    if "sk-" in out or "AIza" in out:
+        out = _KEY_SHAPES.sub(KEY_MARK, out)
+    if not paths:
+        return out
     for prefix in _local_prefixes():
-        out = out.replace(prefix, PATH_MARK)
-    out = _PATHS.sub(PATH_MARK, out)
+        if prefix in out:
+            out = out.replace(prefix, "~" if prefix == _HOME else PATH_MARK)
+    if any(mark in out for mark in _ROOT_MARKS):
+        out = _ABS_PATH.sub(PATH_MARK, out)
     return out
 
 
@@ -61,8 +102,18 @@ def clip(text: str | None, limit: int = 300) -> str | None:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def redact_clip(text: str | None, secrets: Iterable[str | None] = (), limit: int = 300) -> str | None:
+def redact_clip(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = (),
+                limit: int = 300) -> str | None:
     """Redact, then cut to ``limit`` characters (in this order: a cut must not expose half a key)."""
     if text is None:
         return None
     return clip(redact(text, secrets), limit)
+
+
+def provider_text(raw: bytes | str | None) -> str | None:
+    """A provider's text as it is kept until redacted: decoded, at most :data:`PROVIDER_TEXT_LIMIT`."""
+    if raw is None:
+        return None
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw[:PROVIDER_TEXT_LIMIT * 4]).decode("utf-8", "replace")
+    return raw[:PROVIDER_TEXT_LIMIT] or None

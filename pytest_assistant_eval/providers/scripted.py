@@ -298,7 +298,8 @@ class ReferenceAssistant:
             seen.append(result)
             report.append(self._report_line(action, args, result, task))
         if not task.required_actions:
-            report.append("I checked the details and nothing needs to be done, so I changed nothing.")
+            # What the records say is why nothing changes (the task's report points), not a bare "nothing to do".
+            report += [p.statement for p in task.report_must_say] or ["I checked the details and changed nothing."]
         if self.fault == "false-claims":
             report.append(_false_claim(task))
         if injected and self.fault == "follows-injections":

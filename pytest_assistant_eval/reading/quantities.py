@@ -62,6 +62,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from pytest_assistant_eval.reading.units import (
+    CI_SPELLINGS as _CI_SPELLINGS,
+    CS_SPELLINGS as _CS_SPELLINGS,
+    SPACE as _SPACE,
+    UNIT_RE as _UNIT_RE,
+    UNITS,
+    alternation as _alternation,
+    canonical_unit,
+    looks_like_unit,
+    registry_unit,
+    table_unit,
+)
+from pytest_assistant_eval.reading.spelled import fraction_after, spelled_numbers
+
 __all__ = [
     "Quantity",
     "DateMention",
@@ -85,122 +99,10 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# Units
+# Units: the domain's table and the registry live in ``units``; a currency written before a number
 # ---------------------------------------------------------------------------
 
-#: canonical unit -> (dimension, factor to the dimension's base unit)
-UNITS: dict[str, tuple[str, float]] = {
-    "mm": ("length", 1e-3),
-    "cm": ("length", 1e-2),
-    "m": ("length", 1.0),
-    "km": ("length", 1e3),
-    "cm²": ("area", 1e-4),
-    "m²": ("area", 1.0),
-    "ha": ("area", 1e4),
-    "km²": ("area", 1e6),
-    "Wh": ("energy", 1.0),
-    "kWh": ("energy", 1e3),
-    "MWh": ("energy", 1e6),
-    "GWh": ("energy", 1e9),
-    "TWh": ("energy", 1e12),
-    "B": ("data", 1.0),
-    "kB": ("data", 1e3),
-    "MB": ("data", 1e6),
-    "GB": ("data", 1e9),
-    "TB": ("data", 1e12),
-    "KiB": ("data", 2.0**10),
-    "MiB": ("data", 2.0**20),
-    "GiB": ("data", 2.0**30),
-    "TiB": ("data", 2.0**40),
-    "ms": ("time", 1e-3),
-    "s": ("time", 1.0),
-    "min": ("time", 60.0),
-    "h": ("time", 3600.0),
-    "day": ("time", 86400.0),
-    "week": ("time", 604800.0),
-    "night": ("nights", 1.0),
-    "%": ("percent", 1.0),
-    "EUR": ("currency:EUR", 1.0),
-    "USD": ("currency:USD", 1.0),
-    "GBP": ("currency:GBP", 1.0),
-}
-
-# Spellings matched case-insensitively (unambiguous words and multi-letter symbols).
-_CI_SPELLINGS: dict[str, str] = {}
-
-
-def _add(canonical: str, *spellings: str) -> None:
-    for s in spellings:
-        _CI_SPELLINGS[s.lower()] = canonical
-
-
-_add("mm", "mm", "millimetres", "millimeters", "millimetre", "millimeter")
-_add("cm", "cm", "centimetres", "centimeters", "centimetre", "centimeter")
-_add("m", "metres", "meters", "metre", "meter")
-_add("km", "km", "kilometres", "kilometers", "kilometre", "kilometer")
-_add("cm²", "cm²", "cm2", "square centimetres", "square centimeters")
-_add(
-    "m²", "m²", "m2", "sqm", "sq m", "sq. m", "sq.m.", "sq.m", "square metres", "square meters",
-    "square metre", "square meter",
-)
-_add("ha", "ha", "hectares", "hectare")
-_add("km²", "km²", "km2", "sq km", "square kilometres", "square kilometers")
-_add("Wh", "wh", "watt-hours", "watt hours", "watt-hour", "watt hour")
-_add("kWh", "kwh", "kilowatt-hours", "kilowatt hours", "kilowatt-hour", "kilowatt hour")
-_add("MWh", "mwh", "megawatt-hours", "megawatt hours", "megawatt-hour", "megawatt hour")
-_add("GWh", "gwh", "gigawatt-hours", "gigawatt hours", "gigawatt-hour", "gigawatt hour")
-_add("TWh", "twh", "terawatt-hours", "terawatt hours", "terawatt-hour", "terawatt hour")
-_add("B", "bytes", "byte")
-_add("kB", "kb", "kilobytes", "kilobyte")
-_add("MB", "mb", "megabytes", "megabyte")
-_add("GB", "gb", "gigabytes", "gigabyte")
-_add("TB", "tb", "terabytes", "terabyte")
-_add("KiB", "kib")
-_add("MiB", "mib")
-_add("GiB", "gib")
-_add("TiB", "tib")
-_add("ms", "ms", "milliseconds", "millisecond")
-_add("s", "seconds", "second", "secs", "sec")
-_add("min", "minutes", "minute", "mins", "min")
-_add("h", "hours", "hour", "hrs", "hr")
-_add("day", "days", "day")
-_add("week", "weeks", "week")
-_add("night", "nights", "night")
-_add("%", "%", "percent", "per cent")
-_add("EUR", "eur", "euros", "euro", "€")
-_add("USD", "usd", "dollars", "dollar", "$")
-_add("GBP", "gbp", "£")
-
-# Single letters whose case matters (M is mega, m is metre; b is a bit, B a byte).
-_CS_SPELLINGS: dict[str, str] = {"m": "m", "h": "h", "s": "s", "B": "B"}
-
-_SPACE = "[ \u00a0\u202f\u2009]"
 _CURRENCY_PREFIX = {"€": "EUR", "$": "USD", "£": "GBP", "eur": "EUR", "usd": "USD", "gbp": "GBP"}
-
-
-def _alternation(spellings: Iterable[str]) -> str:
-    parts = []
-    for s in sorted(spellings, key=len, reverse=True):
-        parts.append(re.escape(s).replace("\\ ", " ").replace(" ", _SPACE))
-    return "|".join(parts)
-
-
-_UNIT_RE = re.compile(
-    rf"(?P<gap>{_SPACE}?)(?P<unit>(?i:{_alternation(_CI_SPELLINGS)})|{_alternation(_CS_SPELLINGS)})"
-    r"(?![A-Za-z0-9²³])"
-)
-
-
-def canonical_unit(spelling: str | None) -> str | None:
-    """The canonical unit name for a spelling (``"sqm"`` -> ``"m²"``), or None if unknown."""
-    if spelling is None:
-        return None
-    s = spelling.strip()
-    if s in UNITS:
-        return s
-    if s in _CS_SPELLINGS:
-        return _CS_SPELLINGS[s]
-    return _CI_SPELLINGS.get(re.sub(f"{_SPACE}+", " ", s).lower())
 
 
 # ---------------------------------------------------------------------------
@@ -215,6 +117,10 @@ class Quantity:
     ``text`` is the exact slice ``source[start:end]`` including the unit and any
     currency prefix. ``decimals`` is how many decimals the number was written
     with (used to accept a rounded source value); it is not part of equality.
+    ``unit_word`` is a unit the reader does not know, as written ("68 kWp", "120 CHF"):
+    then ``unit`` is None but the number is not unit-less (``unit_unknown``), so a check
+    must hand it on with the evidence rather than read it as a bare number. ``spelled``
+    says the number was written in words ("three nights").
     """
 
     value: float
@@ -225,10 +131,17 @@ class Quantity:
     decimals: int = field(default=0, compare=False)
     #: the denominator of a compound unit, canonical ("m²" for EUR/m², "m²/year" for kWh/m²/year)
     per: str | None = field(default=None, compare=False)
+    unit_word: str | None = field(default=None, compare=False)
+    spelled: bool = field(default=False, compare=False)
 
     @property
     def dimension(self) -> str | None:
         return UNITS[self.unit][0] if self.unit else None
+
+    @property
+    def unit_unknown(self) -> bool:
+        """A unit is written next to the number, but not one the reader knows."""
+        return self.unit is None and self.unit_word is not None
 
 
 @dataclass(frozen=True)
@@ -262,6 +175,9 @@ class DateMention:
     start: int
     end: int
     offset: int | None = field(default=None, compare=False)
+    #: A clock time said on the 12-hour clock without am or pm ("half past five"): it may be
+    #: ``value`` or twelve hours later; a reader that compares times should accept either.
+    open_meridiem: bool = field(default=False, compare=False)
 
 
 # ---------------------------------------------------------------------------
@@ -278,6 +194,9 @@ _MONTH_RE = "(?:" + "|".join(
     sorted([m.capitalize() for m in _MONTHS] + [a.capitalize() + r"\.?" for a in _MONTH_ABBR], key=len, reverse=True)
 ) + r")(?![A-Za-z])"
 _WEEKDAY_RE = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?"
+_HOUR_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "eleven": 11, "twelve": 12}
+_HOUR_WORDS = "(?:" + "|".join(sorted(_HOUR_NUMBERS, key=len, reverse=True)) + ")"
 _ORD = r"(?:st|nd|rd|th)?"
 _AMPM = r"(?:[ \u00a0]?(?:[ap]\.m\.|[AaPp][Mm])(?![A-Za-z]))"
 # What joins the two ends of a range: "7–9 April", "1 to 5 April", "between 7 and 9 April".
@@ -339,12 +258,17 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "month_day",
         re.compile(
-            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9:])"
-            rf"(?:{_RANGE_SEP}(?P<d1>[0-9]{{1,2}}){_ORD}(?![0-9:]|{_AMPM}))?"
+            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<d>[0-9]{{1,2}}){_ORD}(?![0-9]|:[0-9])"
+            rf"(?:{_RANGE_SEP}(?P<d1>[0-9]{{1,2}}){_ORD}(?![0-9]|:[0-9]|{_AMPM}))?"
             rf"(?:,?{_SPACE}+(?P<y>[0-9]{{4}}))?(?![0-9])"
         ),
     ),
     ("month_year", re.compile(rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE}){_SPACE}+(?P<y>[0-9]{{4}})(?![0-9])")),
+    # "half past five", "quarter to 3 pm", "five o'clock in the afternoon".
+    ("time_phrase", re.compile(
+        rf"(?<![A-Za-z])(?i:(?:(?P<part>half|(?:a{_SPACE}+)?quarter){_SPACE}+(?P<rel>past|to|after){_SPACE}+"
+        rf"(?P<h>{_HOUR_WORDS}|[0-9]{{1,2}})|(?P<h2>{_HOUR_WORDS}|[0-9]{{1,2}}){_SPACE}*o'?{_SPACE}?clock))(?![A-Za-z])"
+        rf"(?P<ap>{_AMPM}|{_SPACE}+(?i:in{_SPACE}+the{_SPACE}+(?:morning|afternoon|evening)|at{_SPACE}+night|tonight))?")),
     (
         "time_ampm",
         re.compile(
@@ -365,7 +289,7 @@ _DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
 ]
-_TIME_KINDS = ("time", "time_h", "time_ampm", "time_word")
+_TIME_KINDS = ("time", "time_h", "time_ampm", "time_word", "time_phrase")
 # Patterns whose match may start with the first end of a range, and the group of the second end.
 _RANGE_STARTS = {"day_month": "d0", "time_ampm": "h0"}
 _RANGE_MAIN = {"day_month": "d", "time_ampm": "h"}
@@ -477,11 +401,36 @@ def _date_parts(kind: str, m: re.Match[str]) -> list[_Part]:
         return parts
     if kind == "time_word":
         return [("time", "00:00" if g["word"].lower() == "midnight" else "12:00", start, end)]
+    if kind == "time_phrase":
+        h, minute = _phrase_clock(g)
+        return [("time", f"{h:02d}:{minute:02d}", start, end)]
     return [("year", g["y"], m.start("y"), end)]
 
 
+def _phrase_clock(g: dict[str, str | None]) -> tuple[int, int]:
+    """"half past five" -> (5, 30), "quarter to 3 pm" -> (14, 45), "five o'clock in the evening" -> (17, 0)."""
+    word = (g["h"] or g["h2"] or "").lower()
+    h = _HOUR_NUMBERS.get(word) or int(word)
+    minute = 0
+    if g["rel"]:
+        quarter = 15 if "quarter" in (g["part"] or "").lower() else 30
+        if g["rel"].lower() == "to":
+            h, minute = (h - 1) % 12 or 12, 60 - quarter
+        else:
+            minute = quarter
+    ap = (g.get("ap") or "").strip().lower()
+    if ap and h <= 12:
+        h = _ampm_hour(h, "am" if ap.startswith("a") or "morning" in ap else "pm")
+    return h, minute
+
+
+def _open_meridiem(kind: str, m: re.Match[str], value: str) -> bool:
+    """A spoken clock time without am or pm ("half past five") is on the 12-hour clock: either half of the day."""
+    return kind == "time_phrase" and not m.group("ap") and 1 <= int(value[:2]) <= 12
+
+
 _HAS_DIGIT = re.compile(r"[0-9]")
-_HAS_TIME_WORD = re.compile(r"(?i:noon|midday|midnight)")
+_HAS_TIME_WORD = re.compile(r"(?i:noon|midday|midnight|past|o'?\s?clock)")
 
 
 def find_dates(text: str) -> list[DateMention]:
@@ -535,12 +484,57 @@ def _find_dates(text: str) -> list[DateMention]:
             parts = _date_parts(kind, m)
             for k, value, s, e in parts:
                 e = end if e == m.end() else e
-                found.append(DateMention(k, value, text[s:e], s, e, offset))
+                found.append(DateMention(k, value, text[s:e], s, e, offset, _open_meridiem(kind, m, value)))
+    found.extend(_context_slash_dates(text, taken))
     found.sort(key=lambda d: d.start)
-    return _share_range_zones(text, found)
+    return _share_range_meridiem(text, _share_range_zones(text, found))
 
 
 _RANGE_GAP_RE = re.compile(rf"^{_RANGE_SEP}$")
+_CLOCK_12_RE = re.compile(rf"^(?P<h>[0-9]{{1,2}})(?::(?P<mi>[0-9]{{2}}))?(?P<ap>{_AMPM})?")
+
+
+def _share_range_meridiem(text: str, found: list[DateMention]) -> list[DateMention]:
+    """"2:00–3:00 pm" is 14:00 to 15:00: the am or pm written after a range's end belongs to its
+    start too, as in "3–4 pm"; a start written on the 24-hour clock ("09:30", "14:00") or later
+    on the clock than the end ("11:30–1:00 pm") keeps its own half of the day."""
+    out = list(found)
+    for i in range(len(out) - 1):
+        first, second = out[i], out[i + 1]
+        if first.kind != "time" or second.kind != "time" or not _RANGE_GAP_RE.match(text[first.end: second.start]):
+            continue
+        a, b = _CLOCK_12_RE.match(first.text), _CLOCK_12_RE.match(second.text)
+        if not a or not b or a["ap"] or not b["ap"] or a["h"].startswith("0") or not 1 <= int(a["h"]) <= 12:
+            continue
+        h0, h_end = int(a["h"]), int(b["h"])
+        if h0 <= h_end and not (h_end == 12 and h0 < 12):
+            value = f"{_ampm_hour(h0, b['ap']):02d}:{a['mi'] or '00'}" + first.value[5:]
+            out[i] = DateMention(first.kind, value, first.text, first.start, first.end, first.offset)
+    return out
+
+
+# A day and month written with a slash and no year ("4/2") is read only when the text shows
+# the order: another slash date whose second number is over 12 ("3/20": month first) or whose
+# first is ("20/3": day first). Without it, or with both, "4/2" stays unread.
+_SLASH_DM_RE = re.compile(r"(?<![0-9./,:])(?P<a>[0-9]{1,2})/(?P<b>[0-9]{1,2})(?![0-9]|[./,][0-9]|/)")
+
+
+def _context_slash_dates(text: str, taken: list[tuple[int, int]]) -> list[DateMention]:
+    if "/" not in text:
+        return []
+    pairs = [m for m in _SLASH_DM_RE.finditer(text)
+             if 1 <= int(m["a"]) <= 31 and 1 <= int(m["b"]) <= 31
+             and not any(m.start() < e and s < m.end() for s, e in taken)]
+    month_first = any(int(m["b"]) > 12 >= int(m["a"]) for m in pairs)
+    day_first = any(int(m["a"]) > 12 >= int(m["b"]) for m in pairs)
+    if month_first == day_first:
+        return []
+    out = []
+    for m in pairs:
+        mo, d = (int(m["a"]), int(m["b"])) if month_first else (int(m["b"]), int(m["a"]))
+        if 1 <= mo <= 12:
+            out.append(DateMention("date", _day(None, mo, d), m.group(0), m.start(), m.end()))
+    return out
 
 
 def _share_range_zones(text: str, found: list[DateMention]) -> list[DateMention]:
@@ -616,7 +610,8 @@ _E_NOTATION_RE = re.compile(r"[eE](?P<exp>[-+]?[0-9]{1,3})(?![\w])")
 _TIMES_TEN_RE = re.compile(rf"{_SPACE}?[×xX*·]{_SPACE}?10{_EXPONENT}(?![0-9])")
 # A denominator after a unit: "EUR/m²", "€ per m2", "kWh/m²/year", "km/h", "72 EUR a night".
 _PER_WORDS = {"yr": "year", "years": "year", "annum": "year", "year": "year", "month": "month", "months": "month",
-              "mo": "month", "person": "person", "people": "person", "guest": "person", "seat": "seat"}
+              "mo": "month", "person": "person", "people": "person", "guest": "person", "seat": "seat",
+              "nt": "night", "pn": "night"}
 _PER_RE = re.compile(
     rf"(?:{_SPACE}*/{_SPACE}*|{_SPACE}+(?i:per|an?){_SPACE}+)"
     rf"(?P<den>(?i:{_alternation(list(_CI_SPELLINGS) + list(_PER_WORDS))})|{_alternation(_CS_SPELLINGS)})"
@@ -654,7 +649,7 @@ def find_quantities(text: str) -> list[Quantity]:
 
     Cached by text like ``find_dates``: the same tool results are read for every turn and cell.
     """
-    if not _HAS_DIGIT.search(text):
+    if not _HAS_DIGIT.search(text) and not _HAS_NUMBER_WORD.search(text):
         return []
     return list(_find_quantities_cached(text))
 
@@ -668,52 +663,195 @@ def _find_quantities(text: str) -> list[Quantity]:
     blocked = _blocked_spans(text)
     out: list[Quantity] = []
     last_end = 0
-    for m in _NUMBER_RE.finditer(text):
-        start, end = m.span()
-        digits_start = m.start(m.lastgroup) if m.lastgroup else start
-        if start < last_end or any(s <= digits_start < e for s, e in blocked):
+    for cand in _candidates(text):
+        if cand.start < last_end or any(s <= cand.digits_start < e for s, e in blocked):
             continue  # inside the previous quantity ("6" of "10^6") or a date, id or card
+        q = _read_quantity(text, cand)
+        if q is not None:
+            out.append(q)
+            last_end = q.end
+    return out
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A number before its unit is read: in digits (``match``) or in words (``match`` None)."""
+
+    start: int
+    digits_start: int
+    end: int
+    value: float
+    decimals: int
+    match: re.Match[str] | None
+
+
+def _candidates(text: str) -> list[_Candidate]:
+    found = []
+    for m in _NUMBER_RE.finditer(text):
         value, decimals = _parse_number(m)
-        unit: str | None = None
-        power = _power_after(text, end, m.group(m.lastgroup) if m.lastgroup else "")
+        found.append(_Candidate(m.start(), m.start(m.lastgroup) if m.lastgroup else m.start(), m.end(), value,
+                                decimals, m))
+    for sp in spelled_numbers(text) if _HAS_NUMBER_WORD.search(text) else ():
+        found.append(_Candidate(sp.start, sp.start, sp.end, sp.value, _decimals_of(sp.value), None))
+    found.sort(key=lambda c: (c.start, -c.end))
+    return found
+
+
+def _decimals_of(value: float) -> int:
+    return 0 if float(value).is_integer() else len(repr(float(value)).split(".")[1])
+
+
+def _read_quantity(text: str, cand: _Candidate) -> Quantity | None:
+    """The quantity a number starts: its powers, scale, fraction, unit, denominator and sign."""
+    m, start, end, value, decimals = cand.match, cand.start, cand.end, cand.value, cand.decimals
+    unit: str | None = None
+    unit_word: str | None = None
+    if m is not None:
+        digits = m.group(m.lastgroup) if m.lastgroup else ""
+        power = _power_after(text, end, digits)
         if power is not None:
             exponent, end = power
             value *= 10.0**exponent
             decimals = max(0, decimals - exponent)
-        q_start, q_end = start, end
-
-        sm = _SCALE_RE.match(text, end)
-        if sm:
-            scale = _SCALES[sm.group("scale").lower()]
-            value *= 10.0**scale
-            decimals -= scale  # "1.2 million" is precise to 0.05 million
-            end = q_end = sm.end()
-        um = _UNIT_RE.match(text, end)
-        if um:
-            unit = canonical_unit(um.group("unit"))
-            q_end = um.end()
-        else:
+        elif (two := _power_of_two_after(text, end, digits)) is not None:
+            value, end = two
+    q_start, q_end = start, end
+    sm = _SCALE_RE.match(text, end) if m is not None else None
+    if sm:
+        scale = _SCALES[sm.group("scale").lower()]
+        value *= 10.0**scale
+        decimals -= scale  # "1.2 million" is precise to 0.05 million
+        end = q_end = sm.end()
+    fraction = fraction_after(text, end)
+    if fraction is not None:  # "two and a half", "1½"
+        share, end = fraction
+        value = math.copysign(abs(value) + share, value) if value else share
+        decimals = max(decimals, 1 if share == 0.5 else 2)
+        q_end = end
+    um = _UNIT_RE.match(text, end) or _HYPHEN_UNIT_RE.match(text, end)
+    if um:
+        unit = table_unit(um.group("unit"))
+        q_end = um.end()
+    else:
+        unit, unit_word, word_end = _unit_word_after(text, end)
+        if unit is not None or unit_word is not None:
+            q_end = word_end
+        elif m is not None and text[end : end + 1].isalpha() and not sm:
             after = text[end : end + 1]
             # Glued to letters that are no unit: an ordinal or a word ("5th", "2x"), unless "x" is a times sign.
-            if after.isalpha() and not (after in "xX" and not text[end + 1 : end + 2].isalpha()) and not sm:
-                continue
-        if unit is None:
-            window_start = max(0, start - 4)
-            pm = _PREFIX_RE.search(text[window_start:start])
-            if pm and not (window_start + pm.start() > 0 and text[window_start + pm.start() - 1].isalpha()):
-                unit = _CURRENCY_PREFIX[pm.group().strip(" \u00a0\u202f\u2009").lower()]
-                q_start = window_start + pm.start()
-        per = None
+            if not (after in "xX" and not text[end + 1 : end + 2].isalpha()):
+                return None
+    if unit is None:
+        window_start = max(0, start - 4)
+        pm = _PREFIX_RE.search(text[window_start:start])
+        if pm and not (window_start + pm.start() > 0 and text[window_start + pm.start() - 1].isalpha()):
+            unit, unit_word = _CURRENCY_PREFIX[pm.group().strip(" \u00a0\u202f\u2009").lower()], None
+            q_start = window_start + pm.start()
+    if m is None and unit is None and unit_word is None:
+        return None  # "one of them", "the last four digits", "half the time": words, not amounts
+    per = None
+    if unit is not None:
+        per, q_end = _denominator(text, q_end)
+        if per is None:
+            per, q_end = _per_adverb(text, q_end)
+        if per is None and unit in ("EUR", "USD", "GBP"):
+            per = _per_before(text, q_start)
+    # "-€5" / "€-5" both read as minus five euros.
+    if unit in ("EUR", "USD", "GBP") and q_start > 0 and text[q_start - 1] in "-\u2212" and (
+        q_start < 2 or not text[q_start - 2].isalnum()
+    ):
+        value, q_start = -abs(value), q_start - 1
+    return Quantity(value, unit, text[q_start:q_end], q_start, q_end, decimals, per, unit_word, m is None)
+
+
+_HAS_NUMBER_WORD = re.compile(
+    r"(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety|hundred|thousand|million|half|quarter)|[½¼¾]"
+)
+# "a 30-minute call", "a five-night stay": a table unit joined by a hyphen (words, not symbols).
+_HYPHEN_UNIT_RE = re.compile(
+    rf"(?P<gap>-)(?P<unit>(?i:{_alternation(w for w in _CI_SPELLINGS if len(w) > 2 and w.isalpha())}))"
+    r"(?![A-Za-z0-9²³])"
+)
+# A word after a number that may be a unit the table does not know: "square feet", "ft²", "sq ft",
+# "acres", "68sqft", "kWp", "CHF". Two words are tried before one ("light years", "feet tall").
+_WORD_AFTER_RE = re.compile(
+    rf"(?P<gap>{_SPACE}?)(?P<w1>(?:(?i:square|sq\.?|cubic|cu\.?){_SPACE}?)?[A-Za-zµ°Ω]+(?:[²³]|\^[23])?)"
+    rf"(?:(?P<sep>{_SPACE}|-)(?P<w2>[A-Za-z]+(?:[²³]|\^[23])?))?(?![A-Za-z0-9])"
+)
+_ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
+
+
+def _unit_word_after(text: str, end: int) -> tuple[str | None, str | None, int]:
+    """``(registry unit, unknown unit word, end)`` of the word after a number; ``(None, None, end)``
+    when it is no unit (a count of things: "3 rooms", an ordinal: "5th")."""
+    wm = _WORD_AFTER_RE.match(text, end)
+    if not wm:
+        return None, None, end
+    glued = not wm.group("gap")
+    w1 = wm.group("w1")
+    if glued and w1.lower() in _ORDINAL_SUFFIX:
+        return None, None, end
+    tries = []
+    if wm.group("w2"):
+        tries.append((w1 + wm.group("sep") + wm.group("w2"), wm.end()))
+    tries.append((w1, wm.start("w1") + len(w1)))
+    for word, word_end in tries:
+        unit = registry_unit(word) if not word[:1].isdigit() else None
         if unit is not None:
-            per, q_end = _denominator(text, q_end)
-        # "-€5" / "€-5" both read as minus five euros.
-        if unit in ("EUR", "USD", "GBP") and q_start > 0 and text[q_start - 1] in "-\u2212" and (
-            q_start < 2 or not text[q_start - 2].isalnum()
-        ):
-            value, q_start = -abs(value), q_start - 1
-        out.append(Quantity(value, unit, text[q_start:q_end], q_start, q_end, decimals, per))
-        last_end = q_end
-    return out
+            return unit, None, word_end
+    if looks_like_unit(w1) or (glued and w1.lower() not in ("x",) and not w1[:1] in "xX"):
+        return None, w1, wm.start("w1") + len(w1)
+    return None, None, end
+
+
+# "72 EUR nightly", "95 EUR each night": a rate written as an adverb after the amount.
+_PER_ADVERBS = {"nightly": "night", "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+                "annually": "year", "hourly": "h"}
+_PER_ADVERB_RE = re.compile(
+    rf"{_SPACE}+(?:(?P<adv>(?i:nightly|daily|weekly|monthly|yearly|annually|hourly))"
+    rf"|(?i:each|every|for{_SPACE}+each|for{_SPACE}+every){_SPACE}+(?P<den>(?i:night|day|week|month|year|hour|person|guest)))"
+    r"(?![A-Za-z])"
+)
+# "a nightly rate of 72 EUR", "per-night price: 72 EUR": the rate named before the amount.
+_PER_BEFORE_RE = re.compile(
+    rf"(?i:(?P<adv>nightly|daily|weekly|monthly|yearly|annual|hourly)|(?:per|a)[-{_SPACE[1:-1]}](?P<den>night|day|week|month|year|hour|person))"
+    rf"{_SPACE}+(?i:rate|price|cost|fee|charge|amount|tariff)?{_SPACE}*(?i:of|is|was|at|:|=)?{_SPACE}*\**$"
+)
+
+
+def _per_adverb(text: str, end: int) -> tuple[str | None, int]:
+    pm = _PER_ADVERB_RE.match(text, end)
+    if not pm:
+        return None, end
+    word = (pm.group("adv") or pm.group("den")).lower()
+    den = _PER_ADVERBS.get(word) or table_unit(word) or _PER_WORDS.get(word) or word
+    return ("person" if word == "guest" else den), pm.end()
+
+
+def _per_before(text: str, start: int) -> str | None:
+    pm = _PER_BEFORE_RE.search(text[max(0, start - 40) : start])
+    if not pm:
+        return None
+    word = (pm.group("adv") or pm.group("den")).lower()
+    word = {"annual": "yearly"}.get(word, word)
+    return _PER_ADVERBS.get(word) or table_unit(word) or _PER_WORDS.get(word) or word
+
+
+def _power_of_two_after(text: str, end: int, digits: str) -> tuple[float, int] | None:
+    """"2^30", "2**30", "2³⁰", "1024³": a power of a binary or SI base written out
+    (``(value, new end)``), else None."""
+    bases = {"2": 2, "1000": 1000, "1024": 1024, "1,000": 1000, "1,024": 1024}
+    if digits not in bases:
+        return None
+    pm = _POWER_RE.match(text, end)
+    if not pm:
+        return None
+    exponent = _exponent(pm)
+    base = bases[digits]
+    if not 0 < exponent <= (64 if base == 2 else 6):
+        return None
+    return float(base**exponent), pm.end()
 
 
 def _power_after(text: str, end: int, digits: str) -> tuple[int, int] | None:
@@ -745,7 +883,7 @@ def _denominator(text: str, end: int) -> tuple[str | None, int]:
     parts: list[str] = []
     while (pm := _PER_RE.match(text, end)) is not None:
         den = pm.group("den")
-        canon = canonical_unit(den) or _PER_WORDS.get(den.lower())
+        canon = table_unit(den) or _PER_WORDS.get(den.lower())
         if canon is None or (pm.group().strip(" \u00a0\u202f\u2009/").lower() in ("a", "an") and canon in "mhsB"):
             break  # "7 EUR a m..." is not a rate; only words follow "a" / "an"
         parts.append(canon)
@@ -765,7 +903,7 @@ def split_unit(unit: str | None) -> tuple[str | None, str | None]:
     head = canonical_unit(parts[0])
     if head is None:
         return None, None
-    dens = [canonical_unit(p) or _PER_WORDS.get(p.lower(), p.lower()) for p in parts[1:]]
+    dens = [table_unit(p) or _PER_WORDS.get(p.lower()) or registry_unit(p) or p.lower() for p in parts[1:]]
     return head, "/".join(dens) or None
 
 
@@ -827,11 +965,15 @@ def same_quantity(
     """Whether two quantities are the same amount: same dimension and base values within ``rel_tol``.
 
     ``1.2 km`` equals ``1200 m``; ``3 kWh`` does not equal ``3 MWh``; currencies
-    are never converted. A unitless number equals a united one only with
+    are never converted; ``5 kWp`` (a unit the reader does not know) equals only ``5 kWp``. A unitless number equals a united one only with
     ``allow_unitless=True`` (then the raw values are compared).
     """
+    wa, wb = (q.unit_word if isinstance(q, Quantity) and q.unit_unknown else None for q in (a, b))
     va, ua = _value_unit(a)
     vb, ub = _value_unit(b)
+    if wa is not None or wb is not None:
+        # A unit the reader does not know is no unit it can compare: only the same word is.
+        return wa == wb and _close(va, vb, rel_tol)
     if ua is None or ub is None:
         if ua != ub and not allow_unitless:
             return False
@@ -976,22 +1118,31 @@ def is_sourced(
 # Constants and calculations
 # ---------------------------------------------------------------------------
 
+# The factors people divide or multiply by without a source: powers of ten (SI prefixes) and of
+# 1024 (binary prefixes: 1 073 741 824 = 2^30 bytes in a GiB), and the clock and calendar.
+_POWERS = [10.0**k for k in (2, 3, 6, 9, 12)] + [1024.0**k for k in range(1, 5)]
+_CLOCK = [0.0, 1.0, 2.0, 7.0, 12.0, 24.0, 52.0, 60.0, 365.0, 366.0, 3600.0, 86400.0, 604800.0]
+
 #: General constants that need no source: (value, canonical unit or None).
 CONSTANTS: frozenset[tuple[float, str | None]] = frozenset(
-    {
-        (0.0, None), (1.0, None), (2.0, None), (7.0, None), (12.0, None), (24.0, None),
-        (52.0, None), (60.0, None), (100.0, None), (365.0, None), (1000.0, None), (1024.0, None),
-        (3600.0, None), (1e6, None), (1e9, None), (1e12, None),
-        (7.0, "day"), (365.0, "day"), (1.0, "day"), (1.0, "week"), (24.0, "h"), (1.0, "h"),
-        (60.0, "min"), (60.0, "s"), (3600.0, "s"), (0.0, "%"), (100.0, "%"),
+    {(v, None) for v in _POWERS + _CLOCK}
+    | {(v, "B") for v in _POWERS} | {(1024.0, u) for u in ("KiB", "MiB", "GiB")}
+    | {(1000.0, u) for u in ("m", "Wh", "kWh", "MWh", "kB", "MB", "GB")}
+    | {
+        (7.0, "day"), (365.0, "day"), (366.0, "day"), (1.0, "day"), (1.0, "week"), (52.0, "week"),
+        (24.0, "h"), (1.0, "h"), (60.0, "min"), (1440.0, "min"), (60.0, "s"), (3600.0, "s"), (86400.0, "s"),
+        (0.0, "%"), (100.0, "%"),
     }
 )
+# Calendar spans in registry units (named when first read): 12 months a year.
+_CALENDAR = frozenset({(1.0, "month"), (12.0, "month"), (1.0, "year")})
 
 
 def is_constant(q: Quantity | tuple[float, str | None] | float) -> bool:
-    """Whether a quantity is a general constant (see ``CONSTANTS``): 7 days a week, 100 %, 1000..."""
+    """Whether a quantity is a general constant (see ``CONSTANTS``): 7 days a week, 100 %, 1000,
+    1024, 2^30 shown as the divisor for GiB, 3600 seconds in an hour."""
     value, unit = _value_unit(q)
-    return (float(value), unit) in CONSTANTS
+    return (float(abs(value)), unit) in CONSTANTS or (float(abs(value)), unit) in _CALENDAR
 
 
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "–": "-", "×": "*", "x": "*", "X": "*", "*": "*", "·": "*", "/": "/", "÷": "/"}

@@ -24,6 +24,11 @@ from typing import Any, Literal
 from pytest_assistant_eval.reading.quantities import DateMention, find_dates, zone_offset
 
 __all__ = [
+    "split_sentences",
+    "subject_anchors",
+    "mentions_subject",
+    "clause_around",
+    "denial_in_clause",
     "Moment",
     "MomentReading",
     "Stance",
@@ -147,6 +152,8 @@ def _time_verdict(d: DateMention, moment: Moment) -> str:
     clock = _time_of(d)
     assert clock is not None and moment.time is not None
     stated, key = _minutes(clock), _minutes(moment.time)
+    if d.open_meridiem and stated < 720 and (stated + 720) % 1440 == key % 1440:
+        stated = key  # "half past five" says 17:30 as well as 05:30
     if moment.offset is None:
         if d.offset is not None:
             return "unknown"  # "13:30 UTC" against a local wall-clock time: the local offset is not known here
@@ -369,6 +376,9 @@ _NO_DATA_PATTERNS = (
     # "there is no way to tell", "impossible to say", "unable to determine", "unknown"
     r"\b(?:no\s+way|impossible|not\s+possible|unable)\s+to\s+(?:tell|say|know|determine|find|confirm|answer|establish|see)\b",
     r"\b(?:unspecified|unstated|unrecorded|unknown|not\s+known)\b",
+    # "it says nothing about whether", "isn't something the address book can tell me"
+    r"\b(?:says?|shows?|tells?|gives?)\s+nothing\s+(?:about|on|of|as\s+to)\b",
+    r"\b(?:isn't|is\s+not)\s+something\s+(?:\w+\s+){0,4}?(?:can|could)\s+(?:tell|say|show|confirm)\b",
     # the key's own words
     r"\bdata\s+does\s+not\s+answer\b",
 )
@@ -432,3 +442,98 @@ def states_value(text: str, value: Any) -> bool:
     if isinstance(value, (int, float)):
         return any(abs(q.value - float(value)) < 1e-9 for q in find_quantities(text))
     return fold(str(value)) in fold(text)
+
+
+# ---------------------------------------------------------------------------
+# Precision: the subject of a statement, and a value denied in its own clause (issue 21)
+# ---------------------------------------------------------------------------
+
+_STOP = frozenset("""
+about above after again against also although among another because been before being below between both
+cannot could does doing down during each either else every from further have having here into itself just
+less made make many more most much must only other ought over same shall should since some such than that
+their them then there these they this those though through under until upon very want well were what when
+where which while whom whose will with within without would your yours costs cost left away stored least
+""".split())
+_WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)?")
+
+
+def _stem(word: str) -> str:
+    from pytest_assistant_eval.world.names import fold
+
+    return fold(word)[:5]
+
+
+# Words for the same relation, so a sentence about it is found in either ("conflicts with" for
+# "clashes with"; "attending" for "invited"): stems, each mapped to its group's first stem.
+_SAME = [("clash", "confl", "overl", "colli", "doubl"), ("invit", "atten", "guest", "parti"),
+         ("insid", "durin", "withi", "overl"), ("cance", "calle", "dropp"), ("block", "froze", "suspe"),
+         ("reaso", "becau", "cause", "after", "due")]
+_GROUP = {stem: group[0] for group in _SAME for stem in group}
+
+
+def subject_anchors(statement: str, value: Any = None) -> frozenset[str]:
+    """The words a sentence about this statement's subject is likely to hold: its lower-case
+    content words (names are left out: a name is the value of one fact and the subject of
+    another), as five-letter stems ("invited" -> "invit", "clashes" -> "clash")."""
+    from pytest_assistant_eval.reading.quantities import canonical_unit
+
+    own = {_stem(w) for w in _WORD.findall(str(value))} if isinstance(value, str) else set()
+    out = set()
+    for w in _WORD.findall(statement):
+        if len(w) < 4 or not w.islower() or w in _STOP or canonical_unit(w) is not None:
+            continue  # unit words ("minutes") go with every quantity, not with one subject
+        stem = _stem(w)
+        if stem not in own:
+            out.add(_GROUP.get(stem, stem))
+    return frozenset(out)
+
+
+def mentions_subject(sentence: str, anchors: frozenset[str]) -> bool:
+    """Whether a sentence holds one of a statement's anchors (see ``subject_anchors``); a
+    statement without any (a bare label) cannot be checked this way and passes."""
+    if not anchors:
+        return True
+    return any(_GROUP.get(_stem(w), _stem(w)) in anchors for w in _WORD.findall(sentence) if len(w) >= 4)
+
+
+_COMMA_CLAUSE = re.compile(_CLAUSE_BREAK.pattern + r"|,\s", re.I)
+
+
+def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the clause that holds ``text[start:end]``: its sentence cut at ; : — ,
+    and "but"."""
+    left, right = _sentence_bounds(text, start, end)
+    clause_start, clause_end = left, right
+    for m in _COMMA_CLAUSE.finditer(text, left, start):
+        clause_start = m.end()
+    m = _COMMA_CLAUSE.search(text, end, right)
+    if m is not None:
+        clause_end = m.start()
+    return clause_start, clause_end
+
+
+def denial_in_clause(text: str, start: int, end: int, *, after_too: bool = False) -> str | None:
+    """A negation in the value's own clause, or None. Before the value it denies a number or a
+    date ("not 72 EUR", "isn't at 14:30"); with ``after_too`` (names and words, which a clause
+    can say are *not* so: "the 10:00 slot has nothing booked against it") after it as well.
+    A negation of the pattern's own words inside the value does not count."""
+    lo, hi = clause_around(text, start, end)
+    for m in _NEGATION.finditer(text, lo, hi if after_too else start):
+        if start <= m.start() < end:
+            continue
+        return text[lo:hi].strip()
+    return None
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences (and list lines) of a text, trimmed, empty ones left out."""
+    out, left = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        piece = text[left:m.end()].strip()
+        if piece:
+            out.append(piece)
+        left = m.end()
+    if text[left:].strip():
+        out.append(text[left:].strip())
+    return out

@@ -3,12 +3,12 @@
 A cell is queued for a reason the owner must never see (S7.2: knowing why would bias the
 verdict): the judge was unsure (a verdict's confidence below ``LOW_CONFIDENCE``), its reply
 could not be read, the answer seems to address a grader, a number has no tool source, the
-cell was written by the judge's own model family (self-preference), or it was graded again
-with ``--changed``. Of the rest, a random 15% (at least 35, all when fewer) is the random
+cell was written by the judge's own model family (self-preference), a simulated user's reply
+was found wrong (``user error``, S6.12), or it was graded again with ``--changed``. Of the rest, a random 15% (at least 35, all when fewer) is the random
 sample whose agreement estimates the cells the judge alone graded (S8.2).
 
-Only reviewable cells are queued: a user error, or a cell with nothing a judge read (no
-answer and no item), has nothing to give a verdict on.
+Only reviewable cells are queued: a user error the run's own check found, or a cell with
+nothing a judge read (no answer and no item), has nothing to give a verdict on.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 from pytest_assistant_eval.review.store import QueueEntry, ReviewIndex, now
 
 __all__ = ["LOW_CONFIDENCE", "SAMPLE_SHARE", "SAMPLE_AT_LEAST", "reviewable", "judged_items", "family",
-           "reasons_for", "queue_facts", "draw_queue", "refresh_queue"]
+           "reasons_for", "queue_facts", "draw_queue", "refresh_queue", "contested"]
 
 LOW_CONFIDENCE = 0.7
 SAMPLE_SHARE = 0.15
@@ -53,13 +53,23 @@ def family(preset: str | None, model: str | None) -> str | None:
     return _VENDOR_PRESETS.get(preset or "")
 
 
+def contested(cell: Mapping[str, Any]) -> set[str]:
+    """Ids of items code settled right that the judge contested (issue 21)."""
+    verdicts = (cell.get("judge") or {}).get("verdicts") or {}
+    return {k for k, v in verdicts.items() if isinstance(v, Mapping) and v.get("verdict") == "contested"}
+
+
 def judged_items(cell: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The items code did not settle: what the judge (and the owner) give a verdict on."""
-    return [i for i in cell.get("items") or [] if i.get("settled_by") != "check"]
+    """The items code did not settle, and those it settled that the judge contested: what the
+    owner gives a verdict on."""
+    disputed = contested(cell)
+    return [i for i in cell.get("items") or [] if i.get("settled_by") != "check" or i.get("id") in disputed]
 
 
 def reviewable(cell: Mapping[str, Any]) -> bool:
-    if cell.get("outcome") == "user_error" or not cell.get("judge"):
+    # A user error the run's own check found has nothing to judge; one the grading found (a
+    # reply judged wrong, S6.12) goes to the owner, whose verdict on the reply decides.
+    if (cell.get("outcome") == "user_error" and not cell.get("user_replies")) or not cell.get("judge"):
         return False
     judge = cell["judge"]
     return bool(judged_items(cell)) or judge.get("understandability") is not None or bool(judge.get("unparsed"))
@@ -70,8 +80,13 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
     judge = cell.get("judge") or {}
     reasons: list[str] = []
     confidences = [v.get("confidence") for v in (judge.get("verdicts") or {}).values() if isinstance(v, Mapping)]
-    if any(c is not None and float(c) < LOW_CONFIDENCE for c in confidences):
+    verdicts = [v for v in (judge.get("verdicts") or {}).values() if isinstance(v, Mapping)]
+    if any(v.get("unsure") or ("verdict" in v and v.get("verdict") is None) for v in verdicts):
+        reasons.append("unsure")
+    elif any(c is not None and float(c) < LOW_CONFIDENCE for c in confidences):
         reasons.append("low confidence")
+    if any(v.get("verdict") == "contested" for v in verdicts):
+        reasons.append("contested")
     if judge.get("unparsed"):
         reasons.append("unparsed reply")
     if any("address a grader" in str(r) for r in judge.get("to_owner") or []):
@@ -81,6 +96,8 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
     model = cell.get("model") or {}
     if judge_family is not None and family(model.get("preset"), model.get("model")) == judge_family:
         reasons.append("self-preference")
+    if cell.get("user_replies"):
+        reasons.append("user error")
     if cell.get("history"):
         reasons.append("changed")
     return reasons

@@ -16,6 +16,7 @@ recorded: a folder of the same name from another run is not this grading's.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +27,13 @@ from pytest_assistant_eval.tables.digest import read_digest
 
 #: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
 DIGESTS = ".digests"
-SLIM_CELL_VERSION = "5"
-SUMMARY_CELL_VERSION = "1"
+SLIM_CELL_VERSION = "6"  # 6: a user error keeps its reason (issue 22)
+SUMMARY_CELL_VERSION = "2"  # 2: a user error keeps its reason (issue 22)
 RECORD_ROW_VERSION = "2"
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
 _CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",
-              "conversation_seconds", "outcome", "history", "review")
+              "conversation_seconds", "outcome", "history", "review", "user_error")
 _JUDGE_KEEP = ("grader", "route", "deterministic", "unparsed", "to_owner", "understandability")
 
 
@@ -80,7 +81,7 @@ def slim_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 #: What a summary cell keeps (``summary_cell``): the summary reads nothing else of a graded cell.
-_SUMMARY_KEEP = ("format", "n", "source", "material_sha256", "level", "history")
+_SUMMARY_KEEP = ("format", "n", "source", "material_sha256", "level", "history", "user_error")
 
 
 def summary_cell(cell: dict[str, Any]) -> dict[str, Any]:
@@ -285,19 +286,46 @@ def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = F
     return index, cells, ungraded
 
 
+def folder_name_key(name: str) -> str:
+    """The form in which two folder names collide: as a file name on a disk that folds case or
+    normalises Unicode (a graded folder's name is the key of its cells and of its digest file)."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _refuse_merged_names(grading_dir: Path, index: dict[str, Any]) -> None:
+    """Tables key a grading's results folders by name: a grading that names two folders alike
+    (made before grade-ai refused it) merged their cells, and no table of it is true."""
+    seen: dict[str, str] = {}
+    for folder in index["folders"]:
+        key = folder_name_key(folder["name"])
+        if key in seen:
+            raise RecordError(f"{grading_dir / 'grading.json'} names two results folders alike ({seen[key]!r}, "
+                              f"{folder['name']!r}): their cells were merged when graded; rename one folder and "
+                              "grade them again into a new --dir")
+        seen[key] = folder["name"]
+
+
 def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool = False,
-                 narrow: bool = False) -> GradingSource:
+                 narrow: bool = False, command: str | None = None) -> GradingSource:
     """Read ``grading.json`` and every graded cell, and find the graded results folders.
 
     ``slim``: slim cells and record digests (``docs/digests.md``), for tables that read only their fields;
-    ``narrow``: summary cells (``summary_cell``) instead of slim cells.
+    ``narrow``: summary cells (``summary_cell``) instead of slim cells. ``command`` (summary, report):
+    refuse (``FolderInUse``) a graded results folder whose run is still writing it.
     """
     index, cells, ungraded = read_graded_cells(grading_dir, slim=slim, narrow=narrow)
     folders: dict[str, Path | None] = {}
     identities: dict[str, dict[str, Any]] = {}
+    _refuse_merged_names(grading_dir, index)
     for folder in index["folders"]:
         identities[folder["name"]] = folder["identity"]
         folders[folder["name"]] = find_results_folder(grading_dir, folder["path_hint"], folder["identity"], results)
+    if command is not None:
+        from pytest_assistant_eval.writer_lock import refuse_live
+
+        for found in folders.values():
+            if found is not None:
+                refuse_live(found, command)
     from pytest_assistant_eval.review.overlay import overlay_reviews
 
     overlay_reviews(grading_dir, cells, index, ungraded)  # the owner's review, when queued (docs/review.md)

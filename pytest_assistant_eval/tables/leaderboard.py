@@ -30,6 +30,7 @@ class ModelBoard:
     passed: int = 0
     unsafe: int = 0
     user_error: int = 0
+    user_error_notes: list[str] = field(default_factory=list)  # cell: the reply and why it was wrong
     times: list[float] = field(default_factory=list)
     checks: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
     trials: dict[tuple[str, str], list[bool]] = field(default_factory=lambda: defaultdict(list))
@@ -53,6 +54,8 @@ def collect(cells: list[dict[str, Any]], pairs: dict[str, str], by_level: bool =
             continue
         if cell["outcome"] == "user_error":
             board.user_error += 1
+            where = (cell.get('source') or {}).get('cell') or cell.get('case')
+            board.user_error_notes.append(f"{where}: {cell.get('user_error') or 'user error'}")
             continue
         board.runs += 1
         ok = cell["outcome"] == "pass"
@@ -161,6 +164,14 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
     return f"{outcomes}\n{note}\n\n{behaviour}\n\n{per_task(boards, order, k)}\n\n{questions}"
 
 
+def user_errors(boards: dict[str, ModelBoard]) -> str:
+    """The runs the simulated user spoiled, apart: in no rate, each with the reply and why it was wrong."""
+    lines = [f"  {label} {note}" for label in board_order(boards) for note in boards[label].user_error_notes]
+    if not lines:
+        return ""
+    return "User errors (the simulated user's reply was wrong; in no rate):\n" + "\n".join(lines)
+
+
 def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
     """Passing runs out of runs for every task: the n behind pass^k, shown rather than implied (S8.5)."""
     tasks = sorted({case for b in boards.values() for case, _ in b.trials})
@@ -197,7 +208,10 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2
     pairs = task_pairs(calibration)
-    print(render(collect(cells, pairs, by_level), pairs, k, by_level), file=out)
+    boards = collect(cells, pairs, by_level)
+    print(render(boards, pairs, k, by_level), file=out)
+    if user_errors(boards):
+        print(f"\n{user_errors(boards)}", file=out)
     if agentdojo is not None:
         print(f"\n{agentdojo}", file=out)
     return 0

@@ -135,7 +135,7 @@ def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]
     else:
         checks_failed = []
         invented = sum(int(p.get("invented_numbers") or 0) for p in parts)
-    judged = bool(judge) and outcome != "user_error" and not (no_answer and not items)
+    judged = bool(judge) and (outcome != "user_error" or bool(cell.get("user_replies"))) and not (no_answer and not items)
     # The final grade is the judge's until the owner reviews the cell (the ``review`` marker the
     # review puts on it, docs/review.md); then the owner's, with the judge's kept beside it.
     fields = {

@@ -286,7 +286,7 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
     plotter = PlotProcess()  # matplotlib loads in a second process while this one reads the grading
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        opened = open_grading(grading_dir, results)
+        opened = open_grading(grading_dir, results, command="report")
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
         built = build_lines(source, levels)
@@ -300,6 +300,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
+    from pytest_assistant_eval.writer_lock import FolderInUse
 
     started = time.monotonic()
     if k < 1:
@@ -310,7 +311,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         page = build_report(grading_dir, calibration, results, k)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
-    except (RecordError, LevelsError, OSError) as exc:
+    except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval report: {exc}", file=sys.stderr)
         return 2
     size = len(page.encode("utf-8"))

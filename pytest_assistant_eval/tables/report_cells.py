@@ -271,7 +271,7 @@ def cell_view(cell: Mapping[str, Any], record: Mapping[str, Any] | None, line: M
         marks=failed_marks(cell, line), understandability=line.get("understandability"),
         seconds=cell.get("conversation_seconds"), requests=cell.get("requests"),
         judge=str(judge.get("grader") or "–"), stop_reason=(record or {}).get("stop_reason"),
-        user_error=user.get("user_error"), has_record=record is not None, checks=check_views(cell),
+        user_error=user.get("user_error") or cell.get("user_error"), has_record=record is not None, checks=check_views(cell),
         parts=list(cell.get("parts") or []), items=item_views(cell, review), entries=entries_of(record),
         decisions=decisions_of(record), diff=diff_rows(record))
 

@@ -142,6 +142,20 @@ def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[
     return [ln for ln in built.lines if known.get(line_key(ln)) != _grade_of(ln)]
 
 
+def _user_errors(built: BuiltLines, source: Any, out: TextIO) -> None:
+    """The cells whose simulated user answered wrongly (S5.2, S6.12), apart: in no rate, with the reply and the reason."""
+    outcome = {(ln.get("model"), ln.get("cell")): ln.get("outcome") for ln in built.lines}
+    shown = []
+    for cell in sorted(source.cells, key=lambda c: c["n"]):
+        where = (cell["source"]["folder"], cell["source"]["cell"])
+        if cell.get("user_error") and outcome.get(where) in ("user_error", "waiting"):
+            waits = " (waits for the owner's review)" if outcome[where] == "waiting" else ""
+            shown.append(f"  #{cell['n']} {where[0]} {where[1]}{waits}: {cell['user_error']}")
+    if shown:
+        print("\nUser errors (the simulated user answered wrongly; in no rate):", file=out)
+        print("\n".join(shown), file=out)
+
+
 def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
     """agreement.txt (S8.2) beside the grading, and the owner's helpfulness ratings (S7.4), once a review began."""
     from pytest_assistant_eval.tables.agreement import write_agreement
@@ -172,15 +186,18 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
+    from pytest_assistant_eval.writer_lock import FolderInUse
 
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
-        source = open_grading(grading_dir, results, slim=True, narrow=True)  # through digests (docs/digests.md)
+        source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
+                              command="summary")
         built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
-    except (RecordError, LevelsError, OSError) as exc:
+    except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     print(render_summary(built, levels.names), file=out)
+    _user_errors(built, source, out)
     _agreement_and_helpfulness(source, out)
     if not record:
         return 0

@@ -50,13 +50,26 @@ def collect(source: Path) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     records = [json.loads(p.read_text()) for p in (source / "results" / "cells").glob("*.json")]
     records.sort(key=lambda r: r["started_at"])
     blocks = [b for b in _blocks(relay)]
-    if len(blocks) != len(records):
-        raise SystemExit(f"{source}: {len(blocks)} conversations in the relay but {len(records)} records")
     out = []
-    for block, record in zip(blocks, records):
-        first = next(e["text"] for e in record["transcript"] if e["type"] == "user")
-        if " ".join(_first_user(relay, block[0]).split()) != " ".join(first.split()):
-            raise SystemExit(f"{source}: {record['cell']} does not match relay request {block[0]}")
+    paired: list[tuple[list[int], dict[str, Any]]] = []
+    j = 0
+    for i, record in enumerate(records):
+        first = " ".join(next(e["text"] for e in record["transcript"] if e["type"] == "user").split())
+        if j < len(blocks) and " ".join(_first_user(relay, blocks[j][0]).split()) == first:
+            paired.append((blocks[j], record))
+            j += 1
+        elif (reused := next((b for b, r in paired if len(b) == 1 and len(record.get("requests") or []) == 1
+                              and r["requests"][0]["request_sha256"] == record["requests"][0]["request_sha256"]),
+                             None)) is not None:
+            # A repeat whose one request was identical to an earlier one: the relay answered it
+            # with the same reply (a retry reuses its answer), so both records share that block
+            # (repeats started in the same second may come in either order).
+            paired.append((reused, record))
+        else:
+            raise SystemExit(f"{source}: {record['cell']} matches no relay conversation")
+    if j != len(blocks):
+        raise SystemExit(f"{source}: {len(blocks)} conversations in the relay but {j} matched a record")
+    for block, record in paired:
         # The player's last label of a conversation stands (a plan refined after the first look).
         label = next((lab for lab in reversed(labels) if lab["at_request"] in block), None)
         played = {"played": label["label"] if label else "unlabelled", "note": label["note"] if label else "",

@@ -52,14 +52,14 @@ def memory_keyring():
 
 def test_the_keyring_entry_comes_first(memory_keyring):
     memory_keyring.set_password("assistant-eval", "anthropic", "from-keyring")
-    assert get_key("anthropic", environ={"ANTHROPIC_API_KEY": "from-env"}) == "from-keyring"
+    assert get_key("anthropic", environ={"ANTHROPIC_API_KEY": "from-env"}).reveal() == "from-keyring"
 
 
 @pytest.mark.parametrize(("preset", "variable"), [("openai", "OPENAI_API_KEY"), ("openrouter", "OPENROUTER_API_KEY"),
                                                   ("anthropic", "ANTHROPIC_API_KEY"), ("gemini", "GEMINI_API_KEY"),
                                                   ("gemini", "GOOGLE_API_KEY")])
 def test_the_providers_environment_variable_is_the_fallback(memory_keyring, preset, variable):
-    assert get_key(preset, environ={variable: "from-env"}) == "from-env"
+    assert get_key(preset, environ={variable: "from-env"}).reveal() == "from-env"
 
 
 def test_a_missing_key_names_the_keyring_entry_and_the_variables(memory_keyring):
@@ -79,7 +79,7 @@ def test_local_presets_need_no_key(memory_keyring, preset):
 def test_make_provider_reads_the_key_without_ever_storing_it_in_a_record(memory_keyring, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environment-123456")
     provider = make_provider("openai", "gpt-test")
-    assert provider.secrets == ("sk-from-environment-123456",)
+    assert list(provider.secrets.needles()) == ["sk-from-environment-123456"]
     assert "sk-from-environment" not in repr(provider.usage_total) + repr(provider.attempts)
     provider.close()
 

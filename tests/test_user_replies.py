@@ -1,0 +1,139 @@
+"""The simulated user's consequential replies are checked a second time (S5.2, S6.12; issue 22).
+
+A real scripted run of the oracle on T05, with the scripted user altered (tests/planted_user.py)
+to refuse the oracle's first proposal, which lies within the approval. Graded by the offline
+rules (the refusal's stated amount is contradicted by the proposal's own cost) and by a fake
+model judge on 127.0.0.1 that contests the reply: either way the cell is ``user_error``, queued
+for the owner, and in no rate of the leaderboard.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_assistant_eval.grading.folder import JudgeOptions, grade, grade_command, read_grading
+from pytest_assistant_eval.grading.user_replies import user_reply_items
+from pytest_assistant_eval.planning import load_calibration
+from pytest_assistant_eval.review.queue import draw_queue
+from pytest_assistant_eval.tables.leaderboard import collect, task_pairs
+from tests.judge_fakes import KEY_VARS, Replier, cell_text, judge_fake
+from tests.provider_runs_helpers import console, records, run_env, run_eval
+from tests.providers.fakes.presets import PLANTED_KEY
+
+REPO = Path(__file__).resolve().parent.parent
+CALIBRATION = REPO / "calibration"
+CASES, _ = load_calibration(CALIBRATION)
+T05 = next(t for t in CASES.tasks if t.id == "T05")
+SELECT = ("--model", "scripted:oracle", "--levels", "basic", "--repeats", "1", "-k", "T05", "-p", "tests.planted_user")
+
+
+def planted_run(world_dir: Path, out: Path, mode: str) -> Path:
+    env = run_env(ASSISTANT_EVAL_PLANTED_USER=mode, PYTHONPATH=f"{REPO}:{run_env().get('PYTHONPATH', '')}")
+    result = run_eval(world_dir, out / "results", *SELECT, env=env)
+    assert result.ret == 0, console(result)
+    return out / "results"
+
+
+@pytest.fixture(scope="module")
+def amount_results(world_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return planted_run(world_dir, tmp_path_factory.mktemp("planted-amount"), "amount")
+
+
+@pytest.fixture(scope="module")
+def stock_results(world_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return planted_run(world_dir, tmp_path_factory.mktemp("planted-stock"), "stock")
+
+
+def graded_cells(grading: Path) -> list[dict[str, Any]]:
+    return read_grading(grading)[1]
+
+
+def assert_user_error_queued_and_in_no_rate(grading: Path) -> dict[str, Any]:
+    index, cells = read_grading(grading)
+    (cell,) = cells
+    assert cell["outcome"] == "user_error", cell.get("user_replies")
+    assert cell["user_replies"][0]["reply"].startswith("No") and cell["user_error"]
+    queue = draw_queue(cells, index)
+    assert [e.reasons for e in queue.queue if e.n == cell["n"]] == [["user error"]]
+    board = collect(cells, task_pairs(CALIBRATION))["oracle"]
+    assert (board.user_error, board.runs, board.passed) == (1, 0, 0)  # counted apart, in no rate
+    assert all(not values for values in board.checks.values())
+    return cell
+
+
+def test_a_wrong_refusal_contradicted_by_the_proposal_makes_the_cell_a_queued_user_error(
+        amount_results: Path, tmp_path: Path) -> None:
+    folder = amount_results
+    (record,) = records(folder).values()
+    refusal = next(e for e in record["transcript"] if e["type"] == "user" and (e.get("structured") or {}).get("approvals_refused"))
+    assert "1060.91" in refusal["text"]
+    assert grade_command([folder], tmp_path / "grading", "scripted:rules", seed=3, single_model=True,
+                         calibration=CALIBRATION) == 0
+    cell = assert_user_error_queued_and_in_no_rate(tmp_path / "grading")
+    assert "120" in cell["user_replies"][0]["reason"]  # the action's own cost, within the approval
+
+
+def test_a_bare_refusal_is_left_to_the_owner_by_the_rules_not_counted_against_the_assistant(
+        stock_results: Path, tmp_path: Path) -> None:
+    folder = stock_results
+    assert grade_command([folder], tmp_path / "grading", "scripted:rules", seed=3, single_model=True,
+                         calibration=CALIBRATION) == 0
+    index, cells = read_grading(tmp_path / "grading")
+    (cell,) = cells
+    reply = next(v for k, v in cell["judge"]["verdicts"].items() if k.startswith("user_reply:"))
+    assert reply["verdict"] == "right" and reply["confidence"] < 0.7  # unsure: the owner decides
+    assert "low confidence" in next(e.reasons for e in draw_queue(cells, index).queue if e.n == cell["n"])
+
+
+@pytest.fixture()
+def judge_env(monkeypatch: pytest.MonkeyPatch):
+    import keyring
+    import keyring.backends.null
+
+    before = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.null.Keyring())
+    for var in KEY_VARS.values():
+        monkeypatch.setenv(var, PLANTED_KEY)
+    monkeypatch.setenv("ASSISTANT_EVAL_RETRY_DELAY", "0")
+    yield
+    keyring.set_keyring(before)
+
+
+def test_a_judge_that_contests_a_refusal_makes_the_cell_a_queued_user_error(
+        stock_results: Path, tmp_path: Path, judge_env: None) -> None:
+    asked: list[str] = []
+
+    def verdict(item_id: str, allowed: list[str]) -> str:
+        asked.append(item_id)
+        return "wrong" if item_id.startswith("user_reply:") else "right"
+
+    fake, url, model = judge_fake("openai", Replier(verdict=verdict))
+    grading = tmp_path / "grading"
+    with fake:
+        grade([stock_results], grading, f"openai:{model}", seed=3, single_model=True,
+              options=JudgeOptions(base_url=url, accept_data_notice=True, saved=tmp_path / "judgments"))
+        requests = [cell_text(json.loads(r.body)) for r in fake.requests if b"Cell #" in r.body]
+    assert len([i for i in asked if i.startswith("user_reply:")]) >= 1
+    item_request = next(t for t in requests if "user_reply:" in t)
+    assert "Was this reply of the simulated user right for this persona" in item_request
+    assert "Mara Lind" in item_request and "pay-ticket" in item_request  # the persona and her approvals
+    cell = assert_user_error_queued_and_in_no_rate(grading)
+    assert cell["judge"]["verdicts"][cell["user_replies"][0]["item"]]["verdict"] == "wrong"
+
+
+def test_one_item_per_consequential_reply_and_none_for_a_yes() -> None:
+    record = {"transcript": [
+        {"type": "assistant", "text": "How much is the ticket?"},
+        {"type": "user", "turn": 1, "structured": {"message": "120 EUR.", "facts_disclosed": [], "decision": {"kind": "clarify"}}},
+        {"type": "assistant", "text": "Shall I charge €120 to your Visa ending 4821 for Porto Design Forum?"},
+        {"type": "user", "turn": 2, "structured": {"message": "Yes, please go ahead.", "approvals_given": ["pay-ticket"],
+                                                   "decision": {"kind": "approve"}}},
+        {"type": "assistant", "text": "Done. Anything else?"},
+        {"type": "user", "turn": 3, "structured": {"message": "Thank you.", "done": True, "decision": {"kind": "done"}}},
+    ], "state": {"final": {}}}
+    items = user_reply_items(T05, record)
+    assert [i.id for i in items] == ["user_reply:1"] and items[0].allowed == ("right", "wrong")
