@@ -106,6 +106,7 @@ def test_a_reply_of_a_shape_the_format_does_not_have_keeps_the_cell_and_reaches_
 def test_a_ten_megabyte_answer_is_an_oversized_stop_kept_small_and_graded_failed(calibration_dir, world_dir,
                                                                                   tmp_path):
     from pytest_assistant_eval.grading.folder import grade_record
+    from pytest_assistant_eval.grading.material import question_sections, task_sections
     from pytest_assistant_eval.runner import load_calibration
 
     fake, url = reference_fake(calibration_dir, world_dir)
@@ -120,10 +121,13 @@ def test_a_ten_megabyte_answer_is_an_oversized_stop_kept_small_and_graded_failed
     cases, levels = load_calibration(calibration_dir)
     for name, record in cells.items():
         assert record["stop_reason"] == "oversized"
-        assert record["requests"][-1]["stop_reason"] == "oversized"
+        assert record["requests"][-1]["stop_reason"] == "oversized" and record["requests"][-1]["oversized"]["capped"]
         assert (out / "cells" / f"{name}.json").stat().st_size < 200_000
         assert len(record["turns"][-1]["final"]) < 4200
         graded = grade_record(record, cases, levels)
+        task = next((t for t in cases.tasks if t.id == record["case"]), None)
+        shown = task_sections(record, task) if task is not None else question_sections(record, cases)
+        assert sum(len(section.text) for section in shown) < 60_000  # what a judge would be shown
         if record["kind"] == "task":
             assert graded["outcome"] == "fail"
             assert graded["task"]["checks"]["final_answer"]["passed"] is False

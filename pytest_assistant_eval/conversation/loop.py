@@ -258,6 +258,8 @@ class Conversation:
                     "usage": response.usage.to_dict(),
                     "stop_reason": response.stop_reason,
                     "request_sha256": self.pending_request_sha256,
+                    # how far beyond its output limit an oversized answer ran (issue 23); only then
+                    **({"oversized": response.provider["oversized"]} if "oversized" in response.provider else {}),
                 }
             )
             self._apply(response)

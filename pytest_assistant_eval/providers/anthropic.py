@@ -35,6 +35,7 @@ from pytest_assistant_eval.providers.http import (
     parse_arguments,
     rate_headers,
     retry_after_from_headers,
+    retry_after_from_message,
     split_reasoning,
     status_code_for,
 )
@@ -267,5 +268,8 @@ def classify_anthropic(
         code = "busy"
     else:
         code = status_code_for(status)
+    retry_after = retry_after_from_headers(headers)
+    if retry_after is None and isinstance(message, str):
+        retry_after = retry_after_from_message(message)
     return make_error(code, status=status, provider_code=etype, provider_message=message,
-                      retry_after=retry_after_from_headers(headers), headers=rate_headers(headers))
+                      retry_after=retry_after, headers=rate_headers(headers))

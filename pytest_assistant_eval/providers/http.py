@@ -183,7 +183,7 @@ _MESSAGE_RETRY = re.compile(r"(?:try again|retry) in ((?:\d+(?:\.\d+)?(?:ms|h|m|
 
 
 def retry_after_from_message(message: str | None) -> float | None:
-    if not message:
+    if not message or not isinstance(message, str):
         return None
     m = _MESSAGE_RETRY.search(message)
     return parse_duration(m.group(1)) if m else None
@@ -361,7 +361,6 @@ class HTTPProvider:
     wire_format: str = ""
     can_stream: bool = True
     can_whole: bool = True
-    default_timeout: float = 600.0
 
     def __init__(
         self,
@@ -446,7 +445,7 @@ class HTTPProvider:
     def read_whole(self, data: Any, headers: httpx.Headers | dict[str, str]) -> ChatResponse:
         """A whole answer as ours, or ``unreadable_answer``: no shape of JSON escapes as another error."""
         return checked_response(lambda: self._parse_whole(data, httpx.Headers(headers)), self.wire_format,
-                                lambda: json.dumps(data, ensure_ascii=False, default=str)[:300])
+                                lambda: json.dumps(data, ensure_ascii=False, default=str))
 
     def read_stream(self, lines: Iterable[str], headers: httpx.Headers | dict[str, str]) -> ChatResponse:
         """A streamed answer as ours, or ``unreadable_answer`` (see :meth:`read_whole`)."""
@@ -537,6 +536,8 @@ class HTTPProvider:
         error.address = self.redact(self.base_url)
         error.provider_message = redact_clip(error.provider_message, self.secrets)
         error.message = self.redact(error.message)
+        if isinstance(error.provider_code, str) and len(error.provider_code) > 100:  # a code of any shape (issue 23)
+            error.provider_code = redact_clip(error.provider_code, self.secrets, 100)
 
     def _send(self, wire: Wire, body: bytes, max_output_tokens: int = 0) -> ChatResponse:
         address = self.redact(self.base_url)
@@ -611,7 +612,7 @@ class HTTPProvider:
         """The format's classification of an error answer; one it cannot read is classified by its status."""
         return guarded_error(lambda: self.classify(status, raw, headers),
                              lambda: make_error(status_code_for(status), status=status,
-                                                provider_message=raw[:300].decode("utf-8", "replace") or None,
+                                                provider_message=provider_text(raw),
                                                 headers=rate_headers(headers)))
 
     def _bounded(self, response: ChatResponse | None, reading: Reading, max_output_tokens: int) -> ChatResponse:
@@ -657,10 +658,14 @@ def _closed_if_capped(lines: Iterator[str], reading: Reading, closing: Callable[
 
 
 def _remember_last(lines: Iterator[str], seen: list[str]) -> Iterator[str]:
-    """The lines, the last non-empty one kept in ``seen`` (the provider's words when it is unreadable)."""
+    """The lines, the last non-empty one kept in ``seen`` (the provider's words when it is unreadable).
+
+    Kept as :func:`provider_text` keeps a provider's words, longer than shown: it is redacted
+    before it is cut to 300 characters, never after (issue 23, item 14).
+    """
     for line in lines:
         if line.strip():
-            seen[:] = [line[:300]]
+            seen[:] = [provider_text(line) or ""]
         yield line
 
 

@@ -32,6 +32,9 @@ from pytest_assistant_eval.providers.http import (
     join_reasoning,
     json_or_none,
     parse_arguments,
+    rate_headers,
+    retry_after_from_headers,
+    retry_after_from_message,
     split_reasoning,
     status_code_for,
 )
@@ -180,7 +183,12 @@ def classify_ollama(
         code = "busy"
     else:
         code = status_code_for(status)
-    return make_error(code, status=status, provider_message=message)
+    headers = headers or {}
+    retry_after = retry_after_from_headers(headers)  # a proxy or Ollama's cloud may state one
+    if retry_after is None:
+        retry_after = retry_after_from_message(message)
+    return make_error(code, status=status, provider_message=message, retry_after=retry_after,
+                      headers=rate_headers(headers))
 
 
 # ---------------------------------------------------------------------------------------------

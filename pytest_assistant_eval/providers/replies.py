@@ -20,6 +20,7 @@ from typing import Any, get_args
 
 from pytest_assistant_eval.conversation.messages import ChatResponse, StopReason, Usage
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
+from pytest_assistant_eval.providers.redact import provider_text
 
 #: What a parser raises on a shape it was not written for.
 SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError)
@@ -30,7 +31,7 @@ _USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_in
 
 def _sample(sample: str | Callable[[], str | None] | None) -> str | None:
     text = sample() if callable(sample) else sample
-    return (text or "")[:300] or None
+    return provider_text(text)  # redacted, then cut to 300, when the provider fills the error in
 
 
 def unreadable_shape(wire_format: str, why: str, sample: str | Callable[[], str | None] | None) -> ProviderError:
@@ -120,5 +121,5 @@ def guarded_error(classify: Callable[[], ProviderError], fallback: Callable[[], 
     for name in ("provider_message", "provider_code"):
         value = getattr(error, name)
         if value is not None and not isinstance(value, str):
-            setattr(error, name, json.dumps(value, ensure_ascii=False, default=str)[:300])
+            setattr(error, name, provider_text(json.dumps(value, ensure_ascii=False, default=str)))
     return error

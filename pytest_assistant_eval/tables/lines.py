@@ -111,7 +111,7 @@ def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
         "prompt_tokens_reported": reported,
         "prompt_tokens_estimated": _estimate_prompt(record),
         "cap_hits": len(record.get("cap_hits") or []),
-        "length_stops": sum(1 for r in requests if r.get("stop_reason") == "max_tokens"),
+        "length_stops": sum(1 for r in requests if r.get("stop_reason") in ("max_tokens", "oversized")),
         "compactions": len(record.get("compactions") or []),
         "truncations": sum(1 for e in record.get("transcript") or [] if e.get("type") == "tool" and e.get("truncated")),
         "failed_attempts": [str(a.get("code")) for a in record.get("attempts") or []],

@@ -145,3 +145,13 @@ def test_a_rate_limit_within_a_day_is_still_retried_after_its_wait(preset_provid
     fake.add(refusal({"retry-after": "2"}), Answer(text="fine"))
     assert ask(provider).message.content == "fine"
     assert sleeps == [2.0]
+
+
+@pytest.mark.parametrize("preset", ["openai", "openrouter", "openai-compatible", "anthropic", "gemini", "ollama"])
+def test_every_preset_reads_a_retry_after_beyond_a_day_as_a_daily_quota(preset_provider, preset):
+    fake, provider = preset_provider(preset, stream=False, retry=RetryPolicy(max_attempts=4))
+    fake.add(refusal({"retry-after": "999999999"}, "Slow down. Please try again in 99999999h."))
+    with pytest.raises(ProviderError) as caught:
+        ask(provider)
+    assert (caught.value.code, caught.value.status, caught.value.retry_after) == ("daily_quota", 429, None)
+    assert len(fake.requests) == 1
