@@ -118,7 +118,7 @@ def _entry(src: Source, qid: str, node: Node, variants: set[str], tool_names: se
     fseq = f.get("forbidden", "list", required=False)
     if fseq is not None:
         for i, item in enumerate(fseq.value, 1):
-            ff = Fields(src, item, f"{what}: forbidden claim #{i}", {"pattern", "why"})
+            ff = Fields(src, item, f"{what}: forbidden claim #{i}", {"pattern", "why", "claim"})
             pattern = ff.get("pattern", "str")
             why = ff.get("why", "str")
             if pattern is not None:
@@ -127,8 +127,9 @@ def _entry(src: Source, qid: str, node: Node, variants: set[str], tool_names: se
                 except re.error as exc:
                     src.error(ff.node_of("pattern"), f"{what}: forbidden claim #{i}: bad regular expression: {exc}")
                     continue
+            claim = ff.get("claim", "str", required=False, default="")
             if pattern is not None and why is not None:
-                forbidden.append(ForbiddenClaim(pattern=pattern, why=why))
+                forbidden.append(ForbiddenClaim(pattern=pattern, why=why, claim=claim))
     ddna = f.get("data_does_not_answer", "bool", required=False, default=False)
     failed_run = f.get("failed_run", "bool", required=False, default=False)
     esc: list[str] = []

@@ -79,6 +79,7 @@ class Fact:
 class ForbiddenClaim:
     pattern: str  # a regular expression, matched case-insensitively
     why: str
+    claim: str = ""  # the forbidden claim in words, as a judge reads it ("Inês can still be reached at ...")
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ def fold(text: str, limit: int = FOLD_AT) -> str:
 def _key_lines(entry: KeyEntry) -> str:
     lines = [f"- fact {f.id}{' (critical)' if f.critical else ''}: {f.statement}" for f in entry.facts]
     # The claim that is forbidden, then why; never the reason alone, which reads as "the truth is forbidden".
-    lines += [f"- must not claim: {c.claim} (why: {c.why})" if getattr(c, "claim", None)
-              else f"- must not assert a claim matching /{c.pattern}/ (why: {c.why})" for c in entry.forbidden]
+    lines += [f"- must not claim: {c.claim} (it is false: {c.why})" if c.claim
+              else f"- must not assert a claim matching /{c.pattern}/ (it is false: {c.why})" for c in entry.forbidden]
     if entry.data_does_not_answer:
         lines.append("- the data does not answer this question; a good answer says so")
     if entry.failed_run:
