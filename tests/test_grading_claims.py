@@ -90,6 +90,8 @@ def test_an_untraced_statement_is_unsure_and_queues_the_cell_for_the_owner() -> 
 def test_a_shown_calculation_that_does_not_hold_is_wrong() -> None:
     assert wrong_calculations("4 x 72.00 = 268.00 EUR") == ["4 x 72.00 = 268.00 EUR"]
     assert wrong_calculations("4 x 72.00 = 288.00 EUR") == []
+    # continental separators read two ways: never called false by code
+    assert wrong_calculations("2.500 − 940,91 = 1.559,09 EUR left") == []
     item = claims_item("claims", "Four nights: 4 x 72.00 = 268.00 EUR.", [TOOL], data_answers=None)
     assert _rules(item)["verdict"] == "wrong"
 

@@ -114,10 +114,17 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
     return found[:MAX_LISTED]
 
 
+# A number whose separators read two ways: "2.500" (2.5, or 2500 with a continental thousands
+# dot), "940,91" (a decimal comma, or 94091 with an English thousands comma gone wrong).
+_AMBIGUOUS_NUMBER = re.compile(r"\d\.\d{3}(?!\d)|\d,\d{1,2}(?!\d)")
+
+
 def wrong_calculations(text: str) -> list[str]:
     """Shown arithmetic that does not hold ("4 x 72.00 = 268.00 EUR"): a false statement whatever
-    else the message says."""
-    return [c.text for c in find_calculations(text) if not c.holds][:MAX_LISTED]
+    else the message says. Arithmetic written with separators that read two ways
+    ("2.500 − 940,91 = 1.559,09") is left out: it may hold in the writer's convention."""
+    return [c.text for c in find_calculations(text)
+            if not c.holds and not _AMBIGUOUS_NUMBER.search(c.text)][:MAX_LISTED]
 
 
 # "nothing clashes", "no conflicts", "the slot is free", "nothing else is booked then"
