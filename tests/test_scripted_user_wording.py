@@ -202,6 +202,10 @@ T11_WINDOW = ("Cheapest fit that isn't Casa Ribeira: the Boavista loft with work
             "Shall I book it?", "book-miragaia"),
     ("T03", "**What:** Miragaia river room\n**When:** Apr 7–9\n**Cost:** €144 total (your card has €1,559.09 free)"
             "\n\nBook it?", "book-miragaia"),
+    # an imperative with the yes in quotes, no question mark, under a markdown heading
+    ("T09", "## Proposed event\n\n| field | value |\n|---|---|\n| title | Prep with Tiago |\n| when | Friday 20th "
+            "March 2026, 14:00–15:00 |\n| where | Lind Studio |\n\n## Recommendation\n\nReply \"yes\" and I will "
+            "create it as written.", "prep"),
 ])
 def test_a_careful_terse_proposal_gets_a_yes_on_first_asking(task_id: str, text: str, approval: str) -> None:
     reply = answer(task_id, text)

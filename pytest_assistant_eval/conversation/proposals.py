@@ -28,7 +28,7 @@ _CONFIRM = re.compile(
     r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|\byou'd like me to\b|"
     r"\b(?:ok|okay|alright|all right|fine) (?:to|if i|for me to)\b|\bis (?:that|this|it) (?:ok|okay|alright|all right|fine)\b|"
     r"\bgo ahead\b|\b(?:please|just|can you|could you|kindly) confirm\b|\bconfirm (?:and|if|whether|that|this)\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
-    r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:yes|the word)\b|\breply (?:yes|ok)\b|\bshould we\b|\bshall we\b|"
+    r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay [\"'“”‘’*_]*(?:yes|the word)\b|\breply [\"'“”‘’*_]*(?:yes|ok)\b|\bshould we\b|\bshall we\b|"
     r"\b(?:would|do) you like (?:it|that|this|them)\b|\bwant (?:it|that|this) (?:booked|sent|paid|done|added|scheduled|charged)\b|"
     r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|(?<!for )\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
     re.I,
@@ -38,7 +38,7 @@ _CONFIRM = re.compile(
 _BARE_CONFIRM = re.compile(r"^[\W_]*(?:confirm|agreed|deal|yes or no|ok|okay|good to go|all good)\W*\?|\bis (?:that|this) a (?:yes|go)\b", re.I)
 _ASK_IMPERATIVE = re.compile(
     r"\b(?:let me know|tell me) (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
-    r"^\W*(?:confirm|say yes|reply yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
+    r"^\W*(?:confirm|say [\"'“”‘’*_]*yes|reply [\"'“”‘’*_]*yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
     r"(?:ok|okay|approval|confirmation|go-ahead|yes)\b",
     re.I)
 # A closing line asks nothing of the user.
