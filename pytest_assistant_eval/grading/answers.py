@@ -40,6 +40,7 @@ from pytest_assistant_eval.reading.quantities import (
     same_quantity,
     split_unit,
 )
+from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.reading.wording import (
     Moment,
@@ -407,7 +408,9 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     definitions = {q.start for pair in find_definitions(answer, quantities) for q in pair}
     operands = [q for q in quantities if is_sourced(q, sources) or q.start in key_values][:MAX_OPERANDS]
     mentions = find_dates(answer)
-    spans_of_days = _days_between(mentions) + _minutes_between(mentions)
+    # Days between two dates the answer states; a relative word ("today") is no stated date.
+    stated = [d for d in mentions if not RELATIVE_RE.fullmatch(d.text)]
+    spans_of_days = _days_between(stated) + _minutes_between(stated)
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:

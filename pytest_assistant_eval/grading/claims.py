@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_assistant_eval.grading.items import Item
 from pytest_assistant_eval.reading.quantities import DateMention, find_calculations, find_dates
+from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.reading.wording import plain, says_no_data, sentence_around
 
 __all__ = ["CLAIMS_TEXT", "claims_item", "untraced_statements", "wrong_calculations", "denied_clashes"]
@@ -94,7 +95,8 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
     found: list[dict[str, str]] = []
     for d in find_dates(text):
         keys = _moment_keys(d)
-        if not keys or d.start in skip:
+        if not keys or d.start in skip or RELATIVE_RE.fullmatch(d.text):
+            # "today", "this Thursday": a way of speaking, not a date the text claims
             continue
         # A date is backed when its day (or month) was shown; a time when its clock was.
         wanted = "month" if d.kind == "month" else "day"

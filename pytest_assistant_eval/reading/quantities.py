@@ -76,6 +76,8 @@ from pytest_assistant_eval.reading.units import (
 )
 from pytest_assistant_eval.reading.spelled import fraction_after, spelled_numbers
 
+from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE, relative_dates
+
 __all__ = [
     "Quantity",
     "DateMention",
@@ -439,7 +441,7 @@ def find_dates(text: str) -> list[DateMention]:
     Texts are read once: tool results recur across turns and cells, so the readings are
     cached by text (mentions are frozen; the list is a fresh copy).
     """
-    if not _HAS_DIGIT.search(text) and not _HAS_TIME_WORD.search(text):
+    if not _HAS_DIGIT.search(text) and not _HAS_TIME_WORD.search(text) and not RELATIVE_RE.search(text):
         return []
     return list(_find_dates_cached(text))
 
@@ -486,6 +488,9 @@ def _find_dates(text: str) -> list[DateMention]:
                 e = end if e == m.end() else e
                 found.append(DateMention(k, value, text[s:e], s, e, offset, _open_meridiem(kind, m, value)))
     found = _slash_dates_in_order(text, taken, found)
+    for s, e, iso in relative_dates(text):
+        if not any(s < te and ts < e for ts, te in taken):
+            found.append(DateMention("date", iso, text[s:e], s, e))
     found.sort(key=lambda d: d.start)
     return _share_range_meridiem(text, _share_range_zones(text, found))
 
