@@ -32,6 +32,7 @@ from pytest_assistant_eval.conversation.messages import ChatRequest, Message  # 
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy  # noqa: E402
 from pytest_assistant_eval.providers.presets import make_provider  # noqa: E402
 from tests.providers.fakes import Raw  # noqa: E402
+from tests.providers.fakes.shapes import replaced  # noqa: E402
 from tests.providers.fakes.presets import PRESET_FAKES  # noqa: E402
 from tests.providers.fakes.shapes import (  # noqa: E402
     WIRE,
@@ -161,14 +162,7 @@ def mutate(data, rng: random.Random):
     walk(data, ())
     path = rng.choice(paths)
     replacement = rng.choice([None, 42, -1, 1.5, "lots", "", [], ["surprise"], {}, {"x": 1}, True, [{"a": None}]])
-    if not path:
-        return replacement
-    copy = json.loads(json.dumps(data))
-    target = copy
-    for step in path[:-1]:
-        target = target[step]
-    target[path[-1]] = replacement
-    return copy
+    return replaced(data, path, replacement)
 
 
 def run_fuzz(tally: Tally, count: int) -> None:

@@ -67,12 +67,15 @@ def write_text_atomic(path: Path, text: str, *, mode: int = 0o644, sync_dir: boo
     write_bytes_atomic(path, text.encode("utf-8"), mode=mode, sync_dir=sync_dir, sync=sync)
 
 
-def remove_stale_temporaries(folder: Path) -> int:
-    """Delete the temporary files a killed writer left behind (never a finished file)."""
+def remove_stale_temporaries(folder: Path, ours: Callable[[Path], bool] | None = None, *, deep: bool = True) -> int:
+    """Delete the temporary files a killed writer left behind (never a finished file); with
+    ``ours``, only those it accepts (a results folder's owner may keep temporaries of their own)."""
     removed = 0
-    if not folder.exists():
+    if not folder.is_dir():
         return 0
-    for path in folder.rglob(".*.tmp"):
+    for path in folder.rglob(".*.tmp") if deep else folder.glob(".*.tmp"):
+        if ours is not None and not ours(path):
+            continue
         try:
             path.unlink()
             removed += 1

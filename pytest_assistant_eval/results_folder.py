@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
-from pytest_assistant_eval.records import GRADING_FORMAT
+from pytest_assistant_eval.records import GRADING_FORMAT, remove_stale_temporaries
 
 __all__ = ["refuse_grading_folder", "remove_harness_temporaries", "HARNESS_TEMPORARY"]
 
@@ -51,19 +52,13 @@ def refuse_grading_folder(out: Path, error: type[Exception]) -> None:
 
 def remove_harness_temporaries(folder: Path) -> int:
     """Delete the temporaries a killed writer of the harness left in a results folder; never another file."""
-    removed = 0
-    places = [(folder, lambda name: name in TOP_FILES)]
-    places += [(folder / sub, lambda name: name.endswith(".json")) for sub in RECORD_DIRS]
-    for place, ours in places:
-        if not place.is_dir():
-            continue
-        for path in place.glob(".*.tmp"):
+    def ours_in(names: Callable[[str], bool]) -> Callable[[Path], bool]:
+        def check(path: Path) -> bool:
             found = HARNESS_TEMPORARY.match(path.name)
-            if found is None or not ours(found.group("name")) or not path.is_file():
-                continue
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                pass
+            return found is not None and names(found.group("name")) and path.is_file()
+        return check
+
+    removed = remove_stale_temporaries(folder, ours_in(lambda name: name in TOP_FILES), deep=False)
+    for sub in RECORD_DIRS:
+        removed += remove_stale_temporaries(folder / sub, ours_in(lambda name: name.endswith(".json")), deep=False)
     return removed

@@ -24,6 +24,7 @@ from tests.providers.fakes.shapes import (
     WIRE,
     WIRES,
     odd_wholes,
+    replaced,
     stream_lines,
     stream_raw,
     valid_stream,
@@ -70,17 +71,6 @@ def _paths(data, prefix=()):
             yield from _paths(value, (*prefix, index))
 
 
-def _replace(data, path, value):
-    if not path:
-        return value
-    copy = json.loads(json.dumps(data))
-    target = copy
-    for step in path[:-1]:
-        target = target[step]
-    target[path[-1]] = value
-    return copy
-
-
 def _outcome(read):
     """What a parser did with a shape: an answer of our types, or a ProviderError; nothing else escapes."""
     try:
@@ -110,7 +100,7 @@ def test_any_json_events_as_a_stream_are_read_or_classified(parsers, wire, event
 def test_a_valid_whole_answer_with_any_part_replaced_is_read_or_classified(parsers, wire, pick, value):
     good = valid_whole(wire)
     paths = list(_paths(good))
-    _outcome(lambda: parsers[wire].read_whole(_replace(good, paths[pick % len(paths)], value), {}))
+    _outcome(lambda: parsers[wire].read_whole(replaced(good, paths[pick % len(paths)], value), {}))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,7 +109,7 @@ def test_a_valid_stream_with_any_part_of_an_event_replaced_is_read_or_classified
     events = [e for e in valid_stream(wire)]
     paths = [(i, p) for i, e in enumerate(events) if not isinstance(e, str) for p in _paths(e)]
     index, path = paths[pick % len(paths)]
-    events[index] = _replace(events[index], path, value)
+    events[index] = replaced(events[index], path, value)
     _outcome(lambda: parsers[wire].read_stream(stream_lines(wire, events), {}))
 
 

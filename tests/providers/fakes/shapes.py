@@ -101,27 +101,31 @@ def odd_wholes(wire: str) -> dict[str, Any]:
     good = valid_whole(wire)
     if wire == "openai":
         return {"choices are strings": {"choices": ["surprise"]},
-                "content is a number": _set(good, ["choices", 0, "message", "content"], 42),
-                "prompt tokens are words": _set(good, ["usage", "prompt_tokens"], "lots"),
-                "message is a list": _set(good, ["choices", 0, "message"], ["a"]),
-                "tool call is a string": _set(good, ["choices", 0, "message", "tool_calls"], ["call"])}
+                "content is a number": replaced(good, ["choices", 0, "message", "content"], 42),
+                "prompt tokens are words": replaced(good, ["usage", "prompt_tokens"], "lots"),
+                "message is a list": replaced(good, ["choices", 0, "message"], ["a"]),
+                "tool call is a string": replaced(good, ["choices", 0, "message", "tool_calls"], ["call"])}
     if wire == "anthropic":
-        return {"content blocks are strings": _set(good, ["content"], ["surprise"]),
-                "text is a number": _set(good, ["content", 1, "text"], 42),
-                "input tokens are words": _set(good, ["usage", "input_tokens"], "lots"),
-                "usage is a list": _set(good, ["usage"], [1, 2])}
+        return {"content blocks are strings": replaced(good, ["content"], ["surprise"]),
+                "text is a number": replaced(good, ["content", 1, "text"], 42),
+                "input tokens are words": replaced(good, ["usage", "input_tokens"], "lots"),
+                "usage is a list": replaced(good, ["usage"], [1, 2])}
     if wire == "gemini":
         return {"candidates are strings": {"candidates": ["surprise"]},
-                "text is a number": _set(good, ["candidates", 0, "content", "parts", 0, "text"], 42),
-                "prompt tokens are words": _set(good, ["usageMetadata", "promptTokenCount"], "lots"),
+                "text is a number": replaced(good, ["candidates", 0, "content", "parts", 0, "text"], 42),
+                "prompt tokens are words": replaced(good, ["usageMetadata", "promptTokenCount"], "lots"),
                 "error is a string": {"error": "boom"}}
-    return {"message is a string": _set(good, ["message"], "surprise"),
-            "content is a number": _set(good, ["message", "content"], 42),
-            "prompt tokens are words": _set(good, ["prompt_eval_count"], "lots"),
-            "tool calls are numbers": _set(good, ["message", "tool_calls"], [1])}
+    return {"message is a string": replaced(good, ["message"], "surprise"),
+            "content is a number": replaced(good, ["message", "content"], 42),
+            "prompt tokens are words": replaced(good, ["prompt_eval_count"], "lots"),
+            "tool calls are numbers": replaced(good, ["message", "tool_calls"], [1])}
 
 
-def _set(data: Any, path: list[Any], value: Any) -> Any:
+def replaced(data: Any, path: Any, value: Any) -> Any:
+    """A copy of a JSON value with the value at ``path`` (keys and list indexes) replaced; the
+    empty path replaces the whole. Shared by the shape tests and the fault-matrix benchmark."""
+    if not path:
+        return value
     copy = json.loads(json.dumps(data))
     target = copy
     for step in path[:-1]:
