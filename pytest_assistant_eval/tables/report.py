@@ -263,7 +263,8 @@ def render_page(context: Mapping[str, Any]) -> str:
     """The page from its context; every value is escaped unless it is one of our own SVG plots."""
     from markupsafe import Markup
 
-    plots = {name: Markup(svg) for name, svg in context["plots"].items()}  # matplotlib's SVG writer escapes text
+    # a grading of only question cells draws no behaviour plot, one of only tasks no answered plot
+    plots = {"behaviour": "", "answered": "", **{name: Markup(svg) for name, svg in context["plots"].items()}}
     static = {name: Markup(_static(f"report.{name}")) for name in ("css", "js")}  # our own files, inlined whole
     return _environment().get_template("report.html.j2").render({**context, **static, "plots": plots})
 
