@@ -38,6 +38,7 @@ from pytest_assistant_eval.grading.lock import grading_lock
 from pytest_assistant_eval.writer_lock import refuse_live
 from pytest_assistant_eval.grading import user_replies
 from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.grading.judge_request import JUDGE_RUBRIC
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
