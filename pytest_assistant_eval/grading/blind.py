@@ -67,6 +67,11 @@ def _base(text: str) -> Folded:
     return fold(text)
 
 
+@lru_cache(maxsize=1024)
+def _folded(snippet: str, options: tuple[tuple[str, object], ...]) -> Folded:
+    return fold(snippet, **dict(options))  # type: ignore[arg-type]
+
+
 def _spans(pattern: re.Pattern[str], text: str, forms: tuple[dict, ...], *,
            plain_read: bool = False) -> list[tuple[int, int]]:
     """The original spans of every match of ``pattern`` in any folded form of ``text``
@@ -84,7 +89,7 @@ def _spans(pattern: re.Pattern[str], text: str, forms: tuple[dict, ...], *,
             continue
         for a, b in windows(base.text, **{k: v for k, v in options.items() if k != "one"}):
             snippet = base.text[a:b]
-            folded = fold(snippet, **options)
+            folded = _folded(snippet, tuple(sorted(options.items())))
             if folded.text == snippet:
                 continue
             for m in pattern.finditer(folded.text):

@@ -19,6 +19,7 @@ import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["Folded", "fold", "windows"]
 
@@ -165,22 +166,28 @@ def windows(text: str, *, leet: bool = False, spaced: bool = False, numbers: boo
     ``words`` words on either side (a phrase such as "a limit of eight tool calls" spans
     several) and cut at whitespace; overlapping spans merged. A scan that has read ``text``
     itself needs to read only these, folded."""
+    return list(_windows(text, leet, spaced, numbers, words))
+
+
+@lru_cache(maxsize=256)
+def _windows(text: str, leet: bool, spaced: bool, numbers: bool, words: int) -> tuple[tuple[int, int], ...]:
     triggers = [rx for on, rx in ((leet, _MIXED_WORD), (spaced, _SPACED), (numbers, _NUMBER_RUN)) if on]
+    hits = [(m.start(), m.end()) for rx in triggers for m in rx.finditer(text)]
+    if not hits:  # the common case: nothing a word-level spelling could change
+        return ()
     spans: list[list[int]] = []
-    gaps = [(m.start(), m.end()) for m in _TOKEN_GAP.finditer(text)]
-    starts = [g[1] for g in gaps]
-    ends = [g[0] for g in gaps]
-    for rx in triggers:
-        for m in rx.finditer(text):
-            i = bisect.bisect_right(starts, m.start()) - 1 - words
-            a = starts[i] if i >= 0 else 0
-            j = bisect.bisect_left(ends, m.end()) + words
-            b = ends[j] if j < len(ends) else len(text)
-            spans.append([a, b])
+    reach = 40 * (words + 1)  # enough characters for the words on either side
+    for hit_start, hit_end in hits:
+        lo, hi = max(0, hit_start - reach), min(len(text), hit_end + reach)
+        before = [m.end() for m in _TOKEN_GAP.finditer(text, lo, hit_start)]
+        after = [m.start() for m in _TOKEN_GAP.finditer(text, hit_end, hi)]
+        a = before[-(words + 1)] if len(before) > words else (0 if lo == 0 else (before[0] if before else lo))
+        b = after[words] if len(after) > words else (len(text) if hi == len(text) else (after[-1] if after else hi))
+        spans.append([a, b])
     merged: list[list[int]] = []
     for a, b in sorted(spans):
         if merged and a <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], b)
         else:
             merged.append([a, b])
-    return [(a, b) for a, b in merged]
+    return tuple((a, b) for a, b in merged)
