@@ -437,3 +437,16 @@ def test_a_reference_to_an_earlier_call_loads(good: Path):
     assert key != KEY
     cases = load_cases(write_set(good, **{"answer_key.yaml": key}), TOOLS, VARIANTS)
     assert cases.key.entries["G01"].oracle_calls[1].args == {"listing_id": "${0[id=L-101].id}"}
+
+
+def test_a_duplicate_key_inside_a_value_read_whole_is_refused_with_its_line(good: Path):
+    """Mappings read as one value (a state assertion's ``where``, a call's ``args``) kept the
+    last of two keys silently (issue 23, item 9)."""
+    broken = T01.replace("where: {listing: L-103, status: confirmed}\n    count: 1",
+                         "where: {listing: L-103, listing: L-104, status: confirmed}\n    count: 1")
+    assert broken != T01
+    err = the_error(write_set(good, **{"tasks/T01.yaml": broken}))
+    assert "duplicate key 'listing'" in err.message and err.line == line_of(broken, "listing: L-104")
+    key = KEY.replace("args: {listing_id: L-101}", "args: {listing_id: L-101, listing_id: L-102}", 1)
+    err = the_error(write_set(good, **{"answer_key.yaml": key}))
+    assert "duplicate key 'listing_id'" in err.message and err.line == line_of(key, "listing_id: L-102")

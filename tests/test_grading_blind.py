@@ -10,6 +10,7 @@ from pytest_assistant_eval.grading.blind import FAMILIES, Blinder, LeakContext, 
 from pytest_assistant_eval.grading.fences import FenceCollision, derive_tag
 from pytest_assistant_eval.grading.judge_request import Leak, build_request
 from pytest_assistant_eval.grading.material import Section
+from pytest_assistant_eval.grading.normalise import fold
 
 MODELS = ("gpt-4o-mini", "vendor/qwen-coder:free", "oracle")
 LEVELS = ("basic", "standard", "advanced")
@@ -27,11 +28,17 @@ PLANTED = {
     "time": ["2025-11-03T14:07:55Z", "2025-11-03 14:07", "resumed_at", "conversation_seconds"],
 }
 KIND_WORDS = {"model": "model", "level": "level", "cap": "cap", "time": "time of a run"}
-PLACES = ["Final answer (G01)", "Tool call 1: get_listing", "User message (turn 2)",
+PLACES = ["Final answer (G01)", "Tool call 1", "User message (turn 2)",
           "Item to grade: G01/number:3 (allowed verdicts: right, wrong)"]
 # Ordinary text: random letters, but never a model family's name itself ("haiku", "opus").
+def _spells_a_family(text: str) -> bool:
+    """Whether the text, in any spelling the scan reads (C1aude, g p t), holds a family's name."""
+    forms = [text] + [fold(text, leet=True, spaced=True, one=one).text for one in "li"]
+    return any(f in form.lower() for f in FAMILIES for form in forms)
+
+
 filler = st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,\n0123456789", max_size=80).filter(
-    lambda t: not any(f in t for f in FAMILIES))
+    lambda t: not _spells_a_family(t))
 
 
 class MissingBlinder(Blinder):

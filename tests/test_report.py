@@ -106,6 +106,21 @@ def test_the_page_is_one_file_that_names_no_other(page: Path):
     assert "default-src 'none'" in html  # and the browser is told to fetch nothing, should anything try
 
 
+def test_the_policy_lets_only_the_pages_own_script_run(page: Path):
+    """No 'unsafe-inline' for scripts (issue 23, item 19): the one inline script is allowed by its hash."""
+    import base64
+    import hashlib
+
+    html = page.read_text(encoding="utf-8")
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    directives = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode("ascii")
+    assert directives["script-src"] == [f"'sha256-{digest}'"]
+    assert directives["default-src"] == ["'none'"] and "'unsafe-inline'" not in directives["script-src"]
+
+
 def test_an_answer_is_escaped_in_the_source(page: Path):
     html = page.read_text(encoding="utf-8")
     assert "window.__planted" in html
@@ -291,3 +306,19 @@ def test_an_answer_with_markup_shows_as_text(visit: Visit, graded: tuple[Path, d
     assert visit.page.evaluate("typeof window.__planted") == "undefined"
     assert article.locator("script, img").count() == 0
     assert visit.errors == [] and visit.other_requests == []
+
+
+def test_a_script_that_is_not_the_pages_own_is_refused_by_the_browser(browser: Any, page: Path, tmp_path: Path):
+    """Should markup ever get past the escaping, the policy still stops it: a script written into
+    the page beside ours does not run, ours does (issue 23, item 19)."""
+    html = page.read_text(encoding="utf-8")
+    foreign = tmp_path / "foreign.html"
+    foreign.write_text(html.replace("<body>", "<body><script>window.__foreign = 1</script>", 1), encoding="utf-8")
+    visit = Visit(browser, foreign)
+    try:
+        assert visit.page.evaluate("typeof window.__foreign") == "undefined"
+        assert any("Content Security Policy" in m for m in visit.console)
+        article = visit.open_first(outcome="pass")  # the page's own script still routes to a cell
+        assert article.get_attribute("data-outcome") == "pass"
+    finally:
+        visit.page.close()

@@ -77,7 +77,7 @@ def test_two_builds_are_never_the_same_world(built: Path, tmp_path: Path) -> Non
 
 def test_the_marker_records_format_hashes_runs_and_fingerprint(built: Path) -> None:
     marker = read_marker(built)
-    assert marker["format"] == 1 and marker["kind"] == "assistant_eval_world"
+    assert marker["format"] == 2 and marker["kind"] == "assistant_eval_world"
     assert {r["status"] for r in marker["runs"]} == {"succeeded", "failed"}
     assert set(marker["sources"]) == {"scheduled_payments.csv"}
     assert all(len(h) == 64 for h in marker["databases"].values())
@@ -234,3 +234,58 @@ def test_a_malformed_override_is_reported_with_its_file(tmp_path: Path) -> None:
         build_world(tmp_path / "out", copy)
     assert not (tmp_path / "out" / WORLD_DIR_NAME).exists()
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def _retamper(world: Path, rel: str, sql: str) -> None:
+    """Change a database and write its new hash into the marker, as a careful forger would."""
+    from pytest_assistant_eval.world.build import sha256_file
+
+    conn = sqlite3.connect(world / rel)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+    marker = json.loads((world / MARKER_NAME).read_text(encoding="utf-8"))
+    marker["databases"][rel] = sha256_file(world / rel)
+    (world / MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+
+
+def test_an_edited_database_with_its_hash_updated_in_the_marker_is_refused(world: Path) -> None:
+    _retamper(world, "base.sqlite", "UPDATE listings SET distance_km = 3.5 WHERE id = 'L-101'")
+    with pytest.raises(WorldRefused, match="fingerprint does not match the world's databases"):
+        verify_world(world)
+
+
+def test_a_forged_fingerprint_is_not_the_records_fingerprint(world: Path) -> None:
+    """Even a marker whose fingerprint was recomputed cannot pass as the world it was: the
+    identity a record carries is computed from the files, so it differs from the build's."""
+    from pytest_assistant_eval.world.build import compute_fingerprint
+
+    true = verify_world(world).fingerprint
+    _retamper(world, "base.sqlite", "UPDATE cards SET limit_eur = 99999 WHERE id = 'card-visa-4821'")
+    marker = json.loads((world / MARKER_NAME).read_text(encoding="utf-8"))
+    marker["fingerprint"] = compute_fingerprint(
+        marker["built_at"], marker["fixtures_sha256"], marker["run_ids"], marker["databases"], marker["sources"],
+        {n: v["database"] for n, v in marker["variants"].items()})
+    (world / MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+    assert verify_world(world).fingerprint != true
+
+
+def test_a_variant_pointed_at_another_database_is_refused(world: Path) -> None:
+    marker = json.loads((world / MARKER_NAME).read_text(encoding="utf-8"))
+    marker["variants"]["price_rise"]["database"] = "base.sqlite"
+    (world / MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+    with pytest.raises(WorldRefused, match="fingerprint does not match"):
+        verify_world(world)
+
+
+def test_a_database_changed_after_the_check_is_refused_when_a_cell_copies_it(world: Path, tmp_path: Path) -> None:
+    from pytest_assistant_eval.world import open_world
+
+    verify_world(world)
+    conn = sqlite3.connect(world / "base.sqlite")
+    conn.execute("UPDATE listings SET distance_km = 3.5 WHERE id = 'L-101'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(WorldRefused, match="base.sqlite changed since it was built"):
+        open_world(world, "base", tmp_path / "cell")
+    assert not (tmp_path / "cell" / "world-base.sqlite").exists()

@@ -21,7 +21,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import CaseError
 
-__all__ = ["Fields", "Source", "line_of", "KIND_NAMES"]
+__all__ = ["Fields", "Source", "duplicate_keys", "line_of", "KIND_NAMES"]
 
 
 class _Loader(yaml.SafeLoader):
@@ -52,8 +52,31 @@ def line_of(node: Node | None) -> int:
     return node.start_mark.line + 1 if node is not None else 0
 
 
+def duplicate_keys(node: Node | None) -> list[tuple[Node, Node]]:
+    """Every repeated key under ``node`` as (the repeat, the first): plain YAML loading keeps
+    the last value silently, so readers that construct whole subtrees report these first."""
+    found: list[tuple[Node, Node]] = []
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, MappingNode):
+            first: dict[Any, Node] = {}
+            for key_node, value_node in current.value:
+                if isinstance(key_node, ScalarNode):
+                    key = (key_node.tag, key_node.value)
+                    if key in first:
+                        found.append((key_node, first[key]))
+                    else:
+                        first[key] = key_node
+                stack.extend((key_node, value_node))
+        elif isinstance(current, SequenceNode):
+            stack.extend(current.value)
+    return sorted(found, key=lambda pair: line_of(pair[0]))
+
+
 KIND_NAMES = {
     "str": "a string",
+    "text": "a string",
     "int": "an integer",
     "number": "a number",
     "bool": "true or false",
@@ -76,6 +99,7 @@ class Source:
         # no readable id at all: cross-file checks stay quiet about them (no follow-on noise)
         self.broken_ids: set[str] = set()
         self.broken_without_id = False
+        self._duplicates_reported: set[int] = set()  # key nodes already named, by id
         self._constructor = _Loader("")
         try:
             text = path.read_text(encoding="utf-8")
@@ -103,8 +127,18 @@ class Source:
         self.errors.append(CaseError(self.display, line, message))
 
     def value(self, node: Node) -> Any:
-        """The plain Python value of ``node``."""
+        """The plain Python value of ``node``; a key repeated inside it is reported (once) first,
+        since constructing a mapping keeps only the last of two values."""
+        if not isinstance(node, ScalarNode):
+            self.report_duplicates(node)
         return self._constructor.construct_object(node, deep=True)
+
+    def report_duplicates(self, node: Node | None, what: str = "") -> None:
+        prefix = f"{what}: " if what else ""
+        for dup, first in duplicate_keys(node):
+            if id(dup) not in self._duplicates_reported:
+                self._duplicates_reported.add(id(dup))
+                self.error(dup, f"{prefix}duplicate key {dup.value!r} (first at line {line_of(first)})")
 
     def check(self, node: Node, kind: str, what: str) -> Any:
         """``node``'s value if it is of ``kind``; else report and return None.
@@ -126,6 +160,8 @@ class Source:
                 result = self.value(node)
                 if kind == "str":
                     ok = isinstance(result, str) and result.strip() != ""
+                elif kind == "text":  # a string that may be empty
+                    ok = isinstance(result, str)
                 elif kind == "int":
                     ok = isinstance(result, int) and not isinstance(result, bool)
                 elif kind == "number":
@@ -181,7 +217,9 @@ class Fields:
                 src.error(key_node, f"{what}: keys must be strings, not {_describe(key_node, src)}")
                 continue
             if key in self.items:
-                src.error(key_node, f"{what}: duplicate key {key!r} (first at line {line_of(self.items[key][0])})")
+                if id(key_node) not in src._duplicates_reported:
+                    src._duplicates_reported.add(id(key_node))
+                    src.error(key_node, f"{what}: duplicate key {key!r} (first at line {line_of(self.items[key][0])})")
                 continue
             self.items[key] = (key_node, value_node)
             if allowed is not None and key not in allowed:

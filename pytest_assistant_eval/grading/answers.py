@@ -692,5 +692,31 @@ def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:
     }
 
 
-def _context(text: str, start: int, end: int, width: int = 60) -> str:
-    return text[max(0, start - width): end + width]
+_LEVEL_NOUNS = re.compile(r"(?i)[\s-]*(?:levels?|settings?|tiers?|modes?)\b")
+_LEVEL_NOUN_AT_START = re.compile(r"(?i)^(?:levels?|settings?|tiers?|modes?)\b")
+
+
+def _context(text: str, start: int, end: int, width: int = 60, reach: int = 30) -> str:
+    """The words around a number, for its evidence (issue 23, item 18).
+
+    Cut at word boundaries: a cut inside a word leaves pieces the blinding cannot read ("the
+    basic tie" is no level phrase, "the basic tier" is). A level noun just outside the cut is
+    taken in with its word, so the phrase is whole when the request is blinded."""
+    a, b = max(0, start - width), min(len(text), end + width)
+    if a > 0 and not text[a - 1].isspace():
+        left = text.rfind(" ", max(0, a - reach), a)
+        a = left + 1 if left >= 0 else (text.find(" ", a, start) + 1 or a)
+    if b < len(text) and not text[b].isspace():
+        right = re.search(r"\s", text[b:b + reach])
+        if right:
+            b += right.start()
+        else:
+            inner = text.rfind(" ", end, b)
+            b = inner if inner >= 0 else b
+    noun = _LEVEL_NOUNS.match(text, b)
+    if noun:
+        b = noun.end()
+    if _LEVEL_NOUN_AT_START.match(text[a:]) and a > 0:
+        before = text.rfind(" ", 0, max(0, a - 1))
+        a = before + 1 if before >= 0 else 0
+    return text[a:b]

@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from functools import lru_cache
+
+from pytest_assistant_eval.grading.normalise import Folded, fold, windows
+
 ASSISTANT = "[assistant]"
 LEVEL = "[level]"
 ESCALATION = "[escalation sentence]"
@@ -39,13 +43,73 @@ _TIME_FIELDS = ("conversation_seconds", "stopped_at", "resumed_at", "requests_by
 
 
 def _cap_pattern(cap_values: Iterable[int]) -> re.Pattern[str] | None:
-    """A cap stated with its value: "limit of 8 tool calls", "8 tool calls max", "2000 characters cut"."""
+    """A cap stated with its value: "limit of 8 tool calls", "8 tool calls max", "2000 characters cut",
+    "only 8 tool calls"."""
     values = "|".join(str(v) for v in sorted(set(cap_values), reverse=True))
     if not values:
         return None
     return re.compile(r"(?i)\b" + _CAP_WORDS + r"\s+(?:of\s+)?(?:" + values + r")\s+" + _CAP_UNITS + r"\b"
                       r"|\b(?:" + values + r")[\s-]+" + _CAP_UNITS + r"\s+" + _CAP_WORDS + r"\b"
+                      r"|\b(?:only|just|no more than|not more than)\s+(?:(?:make|use|do|have|get)\s+)?(?:"
+                      + values + r")[\s-]+" + _CAP_UNITS + r"\b"
                       r"|\b(?:" + values + r")\s+characters cut\b")
+
+
+# The spellings a scan reads besides the text itself (grading/normalise.py): names in look-alike
+# letters, with digits for letters or spaced apart; caps with their numbers in words.
+_PLAIN = ({},)
+_NAME_FORMS = ({}, {"leet": True, "spaced": True, "one": "l"}, {"leet": True, "spaced": True, "one": "i"})
+_CAP_FORMS = ({}, {"numbers": True})
+
+
+@lru_cache(maxsize=64)
+def _base(text: str) -> Folded:
+    return fold(text)
+
+
+@lru_cache(maxsize=1024)
+def _folded(snippet: str, options: tuple[tuple[str, object], ...]) -> Folded:
+    return fold(snippet, **dict(options))  # type: ignore[arg-type]
+
+
+def _spans(pattern: re.Pattern[str], text: str, forms: tuple[dict, ...], *,
+           plain_read: bool = False) -> list[tuple[int, int]]:
+    """The original spans of every match of ``pattern`` in any folded form of ``text``
+    (``plain_read``: the text itself was read already, by the plain pass).
+
+    The text is read whole once in its base spelling (look-alikes, format characters); the
+    word-level spellings (digits for letters, spaced letters, numbers in words) change only a
+    few places, so only windows around those are read again, folded."""
+    found: set[tuple[int, int]] = set()
+    base = _base(text)
+    if not (plain_read and base.text == text):
+        found.update(base.span(m.start(), m.end()) for m in pattern.finditer(base.text) if m.end() > m.start())
+    for options in forms:
+        if not options:
+            continue
+        for a, b in windows(base.text, **{k: v for k, v in options.items() if k != "one"}):
+            snippet = base.text[a:b]
+            folded = _folded(snippet, tuple(sorted(options.items())))
+            if folded.text == snippet:
+                continue
+            for m in pattern.finditer(folded.text):
+                if m.end() > m.start():
+                    sa, sb = folded.span(m.start(), m.end())
+                    found.add(base.span(a + sa, a + sb))
+    return sorted(found)
+
+
+def _replace(text: str, spans: list[tuple[int, int]], token: str) -> str:
+    """``text`` with every span (merged where they overlap) replaced by ``token``."""
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    for a, b in reversed(merged):
+        text = text[:a] + token + text[b:]
+    return text
 
 
 def _phrase(texts: Iterable[str]) -> str:
@@ -93,6 +157,15 @@ class Blinder:
         if self._caps is not None:
             # "I reached my limit of 8 tool calls" tells the level: hidden like a level phrase.
             text = self._caps.sub(CAP, text)
+        # The same names and phrases in other spellings (C1aude, G P T, ＤＡＴＡ, "eight tool calls"):
+        # what the plain passes left, read folded and replaced in the original text.
+        if self._models is not None:
+            text = _replace(text, _spans(self._models, text, _NAME_FORMS, plain_read=True), ASSISTANT)
+        text = _replace(text, _spans(_FAMILY, text, _NAME_FORMS, plain_read=True), ASSISTANT)
+        if self._level_phrases is not None:
+            text = _replace(text, _spans(self._level_phrases, text, _NAME_FORMS, plain_read=True), LEVEL)
+        if self._caps is not None:
+            text = _replace(text, _spans(self._caps, text, _CAP_FORMS, plain_read=True), CAP)
         return text
 
 
@@ -115,23 +188,25 @@ def time_forms(stamp: str) -> set[str]:
 
 
 def leaks(text: str, context: LeakContext) -> list[str]:
-    """Everything in ``text`` that still names a model, a level, a cap or the time of a run."""
+    """Everything in ``text`` that still names a model, a level, a cap or the time of a run, read
+    in every spelling :mod:`normalise` folds (look-alike letters, digits for letters, spacing)."""
     found: list[str] = []
     blinder = Blinder(context.model_names, context.level_names, ())
     if blinder._models is not None:
-        found += [f"names a model ({m.group(0)!r})" for m in blinder._models.finditer(text)]
-    found += [f"names a model family ({m.group(0)!r})" for m in _FAMILY.finditer(text)]
+        found += [f"names a model ({text[a:b]!r})" for a, b in _spans(blinder._models, text, _NAME_FORMS)]
+    found += [f"names a model family ({text[a:b]!r})" for a, b in _spans(_FAMILY, text, _NAME_FORMS)]
     if blinder._level_phrases is not None:
-        found += [f"names a level ({m.group(0)!r})" for m in blinder._level_phrases.finditer(text)]
-    lowered = text.lower()
+        found += [f"names a level ({text[a:b]!r})" for a, b in _spans(blinder._level_phrases, text, _NAME_FORMS)]
+    folded = fold(text).text
+    lowered = folded.lower()
     found += [f"names a cap ({name})" for name in CAP_FIELDS if name in lowered]
     caps = _cap_pattern(context.cap_values)
     if caps is not None:
-        found += [f"names a cap ({m.group(0)!r})" for m in caps.finditer(text)]
+        found += [f"names a cap ({text[a:b]!r})" for a, b in _spans(caps, text, _CAP_FORMS)]
     found += [f"names the time of a run ({name})" for name in _TIME_FIELDS if name in lowered]
     for stamp in context.times:
         for form in sorted(time_forms(stamp)):
-            if form and form in text:
+            if form and form in folded:
                 found.append(f"names the time of a run ({form!r})")
                 break
     return list(dict.fromkeys(found))

@@ -4,7 +4,8 @@ A cell becomes a list of sections: the question (or the task's request), the exp
 behaviour, the answer key, each tool call with its arguments and result (folded to 4,000
 characters), the final message of each turn, the items the checks found right and the items
 left to grade. A section marked ``data`` holds text a model or a tool wrote and is fenced
-when the request is built. Reasoning, notices, usage, times, the model and the level's own
+when the request is built; a title is only ever the harness's own words (issue 23, item 17:
+a tool name is the model's choice, so it is shown inside the fence). Reasoning, notices, usage, times, the model and the level's own
 name are never read from the record here, so they cannot reach a judge by this path.
 """
 
@@ -56,8 +57,11 @@ def _tool_sections(record: dict[str, Any], turn: int, counter: list[int]) -> lis
             continue
         counter[0] += 1
         arguments = json.dumps(entry.get("arguments") or {}, ensure_ascii=False, sort_keys=True)
-        text = f"arguments: {arguments}\nstatus: {entry.get('status')}\nresult: {fold(entry.get('text') or '')}"
-        out.append(Section(f"Tool call {counter[0]}: {entry.get('name')}", text, data=True))
+        # The model chose the tool's name: it goes inside the fence, as a JSON string (a name
+        # holding "\n\n## Note from the harness" stays one quoted line of data), never in a title.
+        name = json.dumps(str(entry.get("name") or ""), ensure_ascii=False)
+        text = f"tool: {name}\narguments: {arguments}\nstatus: {entry.get('status')}\nresult: {fold(entry.get('text') or '')}"
+        out.append(Section(f"Tool call {counter[0]}", text, data=True))
     return out
 
 

@@ -26,7 +26,9 @@ from ..records import fsync_dir, write_bytes_atomic
 WORLD_DIR_NAME = "Grounding world ä"
 MARKER_NAME = ".assistant_eval_world.json"
 MARKER_KIND = "assistant_eval_world"
-MARKER_FORMAT = 1
+MARKER_FORMAT = 2
+"""2: the fingerprint covers every database, source and variant file (format 1 covered only
+the fixtures and run ids, so an edited database with its hash updated kept its fingerprint)."""
 BASE = "base"
 
 
@@ -72,8 +74,21 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def compute_fingerprint(fixtures_sha256: str, run_ids: list[str] | tuple[str, ...]) -> str:
-    payload = json.dumps({"fixtures_sha256": fixtures_sha256, "run_ids": sorted(run_ids)}, sort_keys=True)
+def compute_fingerprint(
+    built_at: str,
+    fixtures_sha256: str,
+    run_ids: list[str] | tuple[str, ...],
+    databases: dict[str, str],
+    sources: dict[str, str],
+    variants: dict[str, str],
+) -> str:
+    """sha256 of everything a world is: its fixtures, its run ids, the hash of each database
+    and source, and which database each variant reads (S1.7). ``verify_world`` computes it
+    from the files on disk, so a record's fingerprint always names the bytes it ran on."""
+    payload = json.dumps({
+        "built_at": built_at, "fixtures_sha256": fixtures_sha256, "run_ids": sorted(run_ids), "databases": databases,
+        "sources": sources, "variants": variants,
+    }, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -173,6 +188,7 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
             _fsync_file(path)
             source_hashes[path.name] = sha256_file(path)
         run_ids = [r["id"] for r in run_rows]
+        variant_files = {name: database_relpath(name) for name in [BASE, *variants]}
         marker = {
             "kind": MARKER_KIND,
             "format": MARKER_FORMAT,
@@ -186,7 +202,7 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
             "runs": [{"id": r["id"], "kind": r["kind"], "status": r["status"], "started_at": r["started_at"],
                       "source_sha256": r["source_sha256"]} for r in run_rows],
             "run_ids": run_ids,
-            "fingerprint": compute_fingerprint(digest, run_ids),
+            "fingerprint": compute_fingerprint(built_at, digest, run_ids, databases, source_hashes, variant_files),
         }
         write_json_atomic(tmp / MARKER_NAME, marker)
         fsync_dir(tmp)
@@ -240,11 +256,14 @@ def verify_world(world_dir: Path, source_dir: Path | None = None) -> WorldIdenti
     marker = read_marker(world_dir)
     problems: list[str] = []
     databases: dict[str, str] = marker["databases"]
+    on_disk: dict[str, str] = {}  # what the fingerprint is computed from: the files, not the marker's word
     for rel, expected in sorted(databases.items()):
         path = world_dir / rel
         if not path.is_file():
             problems.append(f"database {rel} is missing")
-        elif sha256_file(path) != expected:
+            continue
+        on_disk[rel] = sha256_file(path)
+        if on_disk[rel] != expected:
             problems.append(f"database {rel} changed since it was built (its sha256 differs from the marker's)")
     present = {p.relative_to(world_dir).as_posix() for p in world_dir.rglob("*.sqlite")}
     for rel in sorted(present - set(databases)):
@@ -262,8 +281,13 @@ def verify_world(world_dir: Path, source_dir: Path | None = None) -> WorldIdenti
     statuses = {r.get("status") for r in marker["runs"] if isinstance(r, dict)}
     if not run_ids or not {"succeeded", "failed"} <= statuses:
         problems.append("it was built without its background runs (a succeeded and a failed payments_batch run)")
-    if compute_fingerprint(marker["fixtures_sha256"], run_ids) != marker["fingerprint"]:
-        problems.append("the marker's fingerprint does not match its fixtures and run ids")
+    variant_files = {name: v.get("database") if isinstance(v, dict) else None for name, v in marker["variants"].items()}
+    for name, rel in sorted(variant_files.items()):
+        if rel not in databases:
+            problems.append(f"variant {name} reads {rel!r}, not one of the marker's databases")
+    fingerprint = compute_fingerprint(marker["built_at"], marker["fixtures_sha256"], run_ids, on_disk, found, variant_files)
+    if fingerprint != marker["fingerprint"]:
+        problems.append("the marker's fingerprint does not match the world's databases, sources, fixtures and run ids")
     for rel in sorted(databases):
         path = world_dir / rel
         if not path.is_file():
@@ -290,7 +314,7 @@ def verify_world(world_dir: Path, source_dir: Path | None = None) -> WorldIdenti
     if problems:
         raise _refuse(world_dir, problems)
     return WorldIdentity(
-        fingerprint=marker["fingerprint"], built_at=marker["built_at"], databases=dict(databases),
+        fingerprint=fingerprint, built_at=marker["built_at"], databases=on_disk,
         run_ids=tuple(run_ids), variants=tuple(marker["variants"]),
     )
 
@@ -307,6 +331,20 @@ def database_path(world_dir: Path, variant: str) -> Path:
     if variant not in marker["variants"]:
         raise KeyError(f"World {world_dir} has no variant {variant!r}; it has: {', '.join(list_variants(world_dir))}.")
     return Path(world_dir) / marker["variants"][variant]["database"]
+
+
+def copy_database(world_dir: Path, variant: str, target: Path) -> None:
+    """Copy a variant's database to ``target`` and check the copy against the marker: the
+    world was verified when the run started, and a record's fingerprint must name the bytes
+    its cell really ran on, also when the file was changed since."""
+    world_dir = Path(world_dir)
+    marker = read_marker(world_dir)
+    source = database_path(world_dir, variant)
+    rel = source.relative_to(world_dir).as_posix()
+    shutil.copyfile(source, target)
+    if sha256_file(target) != marker["databases"].get(rel):
+        target.unlink()
+        raise _refuse(world_dir, [f"database {rel} changed since it was built (its sha256 differs from the marker's)"])
 
 
 def query(world_dir: Path, variant: str, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:

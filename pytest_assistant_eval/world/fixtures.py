@@ -14,8 +14,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import yaml
+from yaml.nodes import Node, ScalarNode
 
+from ..cases.errors import CaseError
+from ..cases.yamlsource import Fields, Source, line_of
 from . import schema
 from .errors import FixtureError
 
@@ -36,126 +38,202 @@ def default_source_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "calibration" / "world"
 
 
-def _load_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FixtureError(f"Fixture file {path} is missing.") from None
-    except yaml.YAMLError as exc:
-        raise FixtureError(f"Fixture file {path} is not valid YAML: {exc}") from None
+class _File:
+    """One fixture file, composed with lines by the case files' reader (so a repeated key is
+    refused, S2.5): every problem is kept as ``file:line: message`` and raised together by
+    :meth:`done`."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.errors: list[CaseError] = []
+        if not path.is_file():
+            raise FixtureError(f"Fixture file {path} is missing.")
+        self.src = Source(path, self.errors)
+        self.root = self.src.root
+
+    def done(self) -> None:
+        if self.errors:
+            raise FixtureError("\n".join(str(e) for e in sorted(set(self.errors))))
 
 
-def encode_row(table: str, row: dict[str, Any], where: str) -> dict[str, Any]:
-    """A fixture record as database values (JSON text for lists, 0/1 for booleans)."""
-    if not isinstance(row, dict):
-        raise FixtureError(f"{where}: a {table} record must be a mapping, got {row!r}.")
+def _column_value(f: _File, table: str, col: str, node: Node, what: str) -> tuple[bool, Any]:
+    """A fixture value checked against its column's type: (ok, value as written)."""
+    if isinstance(node, ScalarNode) and f.src.value(node) is None:
+        return True, None
+    if col in schema.JSON_COLUMNS.get(table, ()):
+        if f.src.check(node, "list", what) is None:
+            return False, None
+        return True, f.src.value(node)
+    kind = "bool" if col in schema.BOOL_COLUMNS.get(table, ()) else _KINDS[dict(schema.TABLES[table])[col]]
+    value = f.src.check(node, kind, what)
+    return value is not None, value
+
+
+_KINDS = {"TEXT": "text", "REAL": "number", "INTEGER": "int"}
+
+
+def _record(f: _File, table: str, node: Node, what: str, *, partial: bool = False) -> dict[str, Any] | None:
+    """A fixture record (or, with ``partial``, a variant's ``set:``) as database values."""
     cols = schema.columns(table)
-    unknown = sorted(set(row) - set(cols))
-    if unknown:
-        raise FixtureError(f"{where}: unknown field(s) {', '.join(unknown)} for table {table}; known: {', '.join(cols)}.")
-    pk = schema.PRIMARY_KEYS[table]
-    if not row.get(pk):
-        raise FixtureError(f"{where}: a {table} record has no {pk}.")
+    fields = Fields(f.src, node, what, set(cols))
+    if not fields.ok:
+        return None
     out: dict[str, Any] = {}
-    for col in cols:
-        value = row.get(col)
-        if col in schema.JSON_COLUMNS.get(table, ()) and value is not None and not isinstance(value, str):
-            value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        elif col in schema.BOOL_COLUMNS.get(table, ()) and value is not None:
-            value = int(bool(value))
-        elif isinstance(value, str) and col not in schema.JSON_COLUMNS.get(table, ()):
-            value = value.rstrip("\n") if col != "body" else value
+    good = True
+    for col, (_, value_node) in fields.items.items():
+        if col not in cols:
+            good = False
+            continue
+        ok, value = _column_value(f, table, col, value_node, f"{what}: {col!r}")
+        good = good and ok
         out[col] = value
-    return out
+    if not partial:
+        pk = schema.PRIMARY_KEYS[table]
+        if not out.get(pk):
+            if fields.has(pk):
+                f.src.error(fields.node_of(pk), f"{what}: {pk!r} must be a non-empty string")
+            else:
+                f.src.error(node, f"{what}: a {table} record has no {pk!r}")
+            good = False
+    if not good:
+        return None
+    return _encode(table, out) if partial else _encode(table, {c: out.get(c) for c in cols})
 
 
-def encode_changes(table: str, changes: dict[str, Any], where: str) -> dict[str, Any]:
-    cols = set(schema.columns(table))
-    unknown = sorted(set(changes) - cols)
-    if unknown:
-        raise FixtureError(f"{where}: unknown field(s) {', '.join(unknown)} for table {table}.")
-    out = {}
-    for col, value in changes.items():
-        if col in schema.JSON_COLUMNS.get(table, ()) and value is not None and not isinstance(value, str):
+def _encode(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """Checked values as database values (JSON text for lists, 0/1 for booleans)."""
+    out: dict[str, Any] = {}
+    for col, value in row.items():
+        if col in schema.JSON_COLUMNS.get(table, ()) and value is not None:
             value = json.dumps(value, ensure_ascii=False, sort_keys=True)
         elif col in schema.BOOL_COLUMNS.get(table, ()) and value is not None:
-            value = int(bool(value))
+            value = int(value)
+        elif isinstance(value, str) and col != "body":
+            value = value.rstrip("\n")
         out[col] = value
     return out
 
 
 def load_frame(source_dir: Path) -> dict[str, Any]:
-    frame = _load_yaml(source_dir / "world.yaml")
-    if not isinstance(frame, dict) or "now" not in frame:
-        raise FixtureError(f"{source_dir / 'world.yaml'}: expected a mapping with at least 'now'.")
-    return frame
+    f = _File(source_dir / "world.yaml")
+    frame = Fields(f.src, f.root, "the world frame", None) if f.root is not None else None
+    if frame is not None and frame.ok:
+        frame.get("now", "str")
+        for key in ("owner", "timezone"):
+            frame.get(key, "str", required=False)
+    f.done()
+    value = f.src.value(f.root)  # type: ignore[arg-type]
+    f.done()
+    return value
 
 
 def load_tables(source_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every fixture table as encoded rows, checked for duplicate ids."""
+    """Every fixture table as encoded rows, checked for duplicate ids; every problem with its line."""
     tables: dict[str, list[dict[str, Any]]] = {}
+    errors: list[str] = []
     for table, filename in TABLE_FILES.items():
-        path = source_dir / filename
-        data = _load_yaml(path)
-        if not isinstance(data, dict) or not isinstance(data.get(table), list):
-            raise FixtureError(f"{path}: expected a top-level '{table}:' list.")
-        rows = []
-        seen: set[str] = set()
-        for i, raw in enumerate(data[table]):
-            row = encode_row(table, raw, f"{path} record {i + 1}")
-            key = row[schema.PRIMARY_KEYS[table]]
-            if key in seen:
-                raise FixtureError(f"{path} record {i + 1}: duplicate id {key}.")
-            seen.add(key)
+        f = _File(source_dir / filename)
+        top = Fields(f.src, f.root, filename, {table}) if f.root is not None else None
+        seq = top.get(table, "list") if top is not None else None
+        rows: list[dict[str, Any]] = []
+        first: dict[str, int] = {}
+        pk = schema.PRIMARY_KEYS[table]
+        for i, node in enumerate(seq.value if seq is not None else []):
+            row = _record(f, table, node, f"{table} record {i + 1}")
+            if row is None:
+                continue
+            key = row[pk]
+            if key in first:
+                f.src.error(node, f"{table} record {i + 1}: duplicate id {key} (first at line {first[key]})")
+                continue
+            first[key] = line_of(node)
             rows.append(row)
         tables[table] = rows
+        errors.extend(str(e) for e in sorted(set(f.errors)))
+    if errors:
+        raise FixtureError("\n".join(errors))
     return tables
 
 
 def load_runs(source_dir: Path) -> dict[str, Any]:
-    path = source_dir / "runs.yaml"
-    data = _load_yaml(path)
-    job = data.get("payments_batch") if isinstance(data, dict) else None
-    if not isinstance(job, dict) or len(job.get("runs") or []) < 2:
-        raise FixtureError(f"{path}: expected 'payments_batch' with at least two runs (one that succeeds, one that fails).")
-    return job
+    f = _File(source_dir / "runs.yaml")
+    top = Fields(f.src, f.root, "runs.yaml", None) if f.root is not None else None
+    job = Fields(f.src, top.node_of("payments_batch"), "payments_batch", {"source_file", "columns", "runs"}) \
+        if top is not None and top.has("payments_batch") else None
+    if top is not None and top.ok and job is None:
+        f.src.error(f.root, "expected 'payments_batch' with at least two runs (one that succeeds, one that fails)")
+    if job is not None and job.ok:
+        job.get("source_file", "str")
+        job.str_list("columns", required=True)
+        seq = job.get("runs", "list")
+        if seq is not None and len(seq.value) < 2:
+            f.src.error(seq, "payments_batch: expected at least two runs (one that succeeds, one that fails)")
+        for i, node in enumerate(seq.value if seq is not None else []):
+            run = Fields(f.src, node, f"payments_batch run {i + 1}", {"started_at", "ended_at", "rows"})
+            run.get("started_at", "str")
+            run.get("ended_at", "str")
+            rows = run.get("rows", "list")
+            for row in rows.value if rows is not None else []:
+                if f.src.check(row, "list", f"payments_batch run {i + 1}: each row") is not None:
+                    for cell in row.value:
+                        f.src.check(cell, "scalar", f"payments_batch run {i + 1}: each value of a row")
+    f.done()
+    value = f.src.value(top.node_of("payments_batch"))  # type: ignore[union-attr,arg-type]
+    f.done()
+    return value
 
 
 def load_variants(source_dir: Path) -> dict[str, dict[str, Any]]:
-    """``name -> {"purpose": str, "changes": [...]}``, sorted by name."""
+    """``name -> {"purpose": str, "changes": [...]}``, sorted by name; every problem with its line."""
     out: dict[str, dict[str, Any]] = {}
     vdir = source_dir / "variants"
     if not vdir.is_dir():
         return out
+    record_tables = sorted(t for t in schema.TABLES if t not in ("meta", "counters", "runs"))
     for path in sorted(vdir.glob("*.yaml")):
         name = path.stem
         if name == "base" or not name.replace("_", "").replace("-", "").isalnum():
             raise FixtureError(f"{path}: variant name {name!r} is not allowed (letters, digits, '_' and '-'; not 'base').")
-        data = _load_yaml(path)
-        if not isinstance(data, dict) or not isinstance(data.get("changes"), list) or not data.get("purpose"):
-            raise FixtureError(f"{path}: expected 'purpose:' (text) and 'changes:' (a list).")
+        f = _File(path)
+        top = Fields(f.src, f.root, "the variant", {"purpose", "changes"}) if f.root is not None else None
+        purpose = top.get("purpose", "str") if top is not None else None
+        seq = top.get("changes", "list") if top is not None else None
         changes = []
-        for i, change in enumerate(data["changes"]):
-            where = f"{path} change {i + 1}"
-            if not isinstance(change, dict) or change.get("table") not in schema.TABLES or change["table"] in ("meta", "counters", "runs"):
-                raise FixtureError(f"{where}: 'table' must be one of the record tables.")
-            table = change["table"]
-            if "insert" in change:
-                changes.append({"table": table, "insert": encode_row(table, change["insert"], where)})
-            elif "set" in change and "key" in change:
-                if not isinstance(change["set"], dict):
-                    raise FixtureError(f"{where}: 'set' must be a mapping of field: value.")
-                changes.append({"table": table, "key": change["key"], "set": encode_changes(table, change["set"], where)})
-            elif "delete" in change:
-                changes.append({"table": table, "delete": change["delete"]})
+        for i, node in enumerate(seq.value if seq is not None else []):
+            what = f"change {i + 1}"
+            change = Fields(f.src, node, what, {"table", "insert", "key", "set", "delete"})
+            if not change.ok:
+                continue
+            where = f"{path}:{line_of(node)}"
+            table = change.get("table", "str")
+            if table is not None and table not in record_tables:
+                f.src.error(change.node_of("table"), f"{what}: 'table' must be one of {', '.join(record_tables)}, not {table!r}")
+                continue
+            if table is None:
+                continue
+            if change.has("insert"):
+                row = _record(f, table, change.node_of("insert"), f"{what}: insert")  # type: ignore[arg-type]
+                if row is not None:
+                    changes.append({"table": table, "insert": row, "where": where})
+            elif change.has("set") and change.has("key"):
+                key = change.get("key", "str")
+                sets = _record(f, table, change.node_of("set"), f"{what}: set", partial=True)  # type: ignore[arg-type]
+                if key is not None and sets is not None:
+                    changes.append({"table": table, "key": key, "set": sets, "where": where})
+            elif change.has("delete"):
+                key = change.get("delete", "str")
+                if key is not None:
+                    changes.append({"table": table, "delete": key, "where": where})
             else:
-                raise FixtureError(f"{where}: expected 'insert: {{...}}', 'key:' with 'set: {{...}}', or 'delete: <id>'.")
-        out[name] = {"purpose": " ".join(str(data["purpose"]).split()), "changes": changes}
+                f.src.error(node, f"{what}: expected 'insert: {{...}}', 'key:' with 'set: {{...}}', or 'delete: <id>'")
+        f.done()
+        out[name] = {"purpose": " ".join(str(purpose).split()), "changes": changes}
     return out
 
 
 def apply_changes(conn: sqlite3.Connection, changes: list[dict[str, Any]], where: str) -> None:
     for change in changes:
+        where = change.get("where", where)
         table = change["table"]
         pk = schema.PRIMARY_KEYS[table]
         if "insert" in change:

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import schema, store
 from .backend import ForbiddenCall, LogEntry, Policy, State, ToolResult, ToolSpec
-from .build import database_path
+from .build import copy_database
 from .clock import NOW_ISO, TODAY, parse_datetime
 from .state import state_digest
 from .tools import tool_specs, validate_arguments
@@ -501,13 +501,12 @@ def _jsonable_copy(value: Any) -> Any:
 
 def open_world(world_dir: Path, variant: str, workdir: Path, policy: Policy = Policy()) -> SqliteWorld:
     """Copy a variant's database into ``workdir`` and open the copy (one copy per cell)."""
-    source = database_path(Path(world_dir), variant)
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     target = workdir / f"world-{variant}.sqlite"
     for extra in (target, target.with_name(target.name + "-journal")):
         if extra.exists():
             extra.unlink()
-    shutil.copyfile(source, target)
+    copy_database(Path(world_dir), variant, target)
     return SqliteWorld(target, policy, variant=variant)
 
