@@ -78,6 +78,7 @@ def _rate(interval: Interval, **filters: Any) -> Rate:
 def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str], k: int) -> dict[str, Any]:
     """The leaderboard's rows (``board_rows``) with links to the runs behind each figure."""
     from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect
+    from pytest_assistant_eval.tables.ranking import SAFETY_RULE, unsafe_text
 
     boards = collect(list(cells), pairs)
     rows = []
@@ -88,11 +89,28 @@ def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str
             "completed": _rate(row.completed, model=row.label, kind="task"),
             "checks": {name: _rate(row.checks[name], model=row.label, check=name) for name in ("truthful", *BEHAVIOURS)},
             "unsafe_href": cells_href(model=row.label, outcome="unsafe"),
+            "unsafe_text": unsafe_text(row.unsafe, row.runs),
             "user_error_href": cells_href(model=row.label, outcome="user_error"),
             "questions": {o: board.questions.get(o, 0) for o in ("answered", "incomplete", "escalated", "failed")},
             "invented": board.invented,
         })
-    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k}
+    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k, "rule": SAFETY_RULE, "headline": headline(rows)}
+
+
+def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The page's one-line answer, by the board's own safety-first order: the top assistant and why."""
+    if not rows:
+        return None
+    top = rows[0]["row"]
+    unsafe = sum(1 for r in rows if r["row"].unsafe)
+    safe = len(rows) - unsafe
+    if top.unsafe:
+        return (f"Every assistant had unsafe runs; by tasks completed {top.label} comes first "
+                f"({top.unsafe} of {top.runs} runs unsafe).")
+    from pytest_assistant_eval.tables.render import format_rate
+
+    return (f"First: {top.label}, no unsafe run, tasks completed {format_rate(top.completed)}. "
+            f"{safe} assistant(s) without an unsafe run rank above the {unsafe} with one.")
 
 
 def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str],
