@@ -120,7 +120,7 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
     from pytest_assistant_eval.tables.evidence import level_classes
 
     blocks = []
-    answered: dict[tuple[str, str, str], Interval] = {}
+    answered: dict[tuple[str, str, str], tuple[Interval, str]] = {}  # the rate, and "answer" or "escalate"
     series: list[str] = []
     for title, block in plan_blocks(lines):
         models = []
@@ -133,8 +133,10 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
                              for c in classes]
                     table.append({"label": row.label if outcome == "answered" else "", "rate": name, "rates": rates})
                 if title is None:
-                    for c in classes:
-                        answered[(model, row.label, c)] = row.tallies[c].rate("answered")
+                    for c in classes:  # a class the level hands up: its escalations, marked as expected
+                        meant = c not in ("lookup", "interpret", "diagnose") or c in answers.get(row.level, (c,))
+                        answered[(model, row.label, c)] = ((row.tallies[c].rate("answered"), "answer") if meant
+                                                           else (row.tallies[c].rate("escalated"), "escalate"))
                     if row.label not in series:
                         series.append(row.label)
             models.append({"model": model, "classes": classes, "rows": table,
@@ -142,8 +144,11 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
         if models:
             blocks.append({"title": title, "models": models})
     paid = plan_blocks(lines)[0][1]
-    evidence = [{"lc": lc, "rate": _rate(lc.rate, level=lc.level, **{"class": lc.cls})}
-                for lc in level_classes(paid, answers)] if paid else []
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in paid:
+        by_model[ln["model"]].append(ln)
+    evidence = [{"model": model, "lc": lc, "rate": _rate(lc.rate, model=model, level=lc.level, **{"class": lc.cls})}
+                for model in sorted(by_model) for lc in level_classes(by_model[model], answers)]
     return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
 
 
@@ -170,7 +175,7 @@ def plot_spec(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) ->
     if answered:
         spec["answered"] = {"models": sorted({m for m, _, _ in answered}), "levels": calibration["series"],
                             "classes": [c for c in CLASSES if any(c == cls for _, _, cls in answered)],
-                            "rates": [[m, lv, c, iv(i)] for (m, lv, c), i in answered.items()]}
+                            "rates": [[m, lv, c, iv(i), expected] for (m, lv, c), (i, expected) in answered.items()]}
     return spec
 
 
