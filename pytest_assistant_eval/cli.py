@@ -182,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
                    help="a graded results folder not found beside the grading folder (repeatable)")
     p.add_argument("--k", type=int, default=2, help="the k of the leaderboard's pass^k (default: 2)")
+    p.add_argument("--unblind", action="store_true",
+                   help="name the model of every cell even while the review queue is open (the page says so)")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
@@ -243,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         from pytest_assistant_eval.tables.report import report_command
 
-        return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k)
+        return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
+                              unblind=args.unblind)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

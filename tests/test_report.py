@@ -118,7 +118,7 @@ def test_every_graded_cell_has_its_drill_down_and_a_row(graded: tuple[Path, dict
     html = page.read_text(encoding="utf-8")
     numbers = set(_graded_cells(base / "grading"))
     assert {int(n) for n in re.findall(r'<template id="t-(\d+)">', html)} == numbers
-    assert {int(n) for n in re.findall(r'<tr data-model="[^"]*"[^>]*><td><a href="#cell-(\d+)">', html)} == numbers
+    assert {int(n) for n in re.findall(r'<tr data-level="[^"]*"[^>]*><td><a href="#cell-(\d+)">', html)} == numbers
 
 
 def test_the_page_has_the_sections_and_two_svg_plots(page: Path):
@@ -235,6 +235,41 @@ def visit(browser: Any, page: Path) -> Iterator[Visit]:
     v.page.close()
 
 
+@pytest.fixture(scope="module")
+def unblind_page(graded: tuple[Path, dict[str, int]]) -> Path:
+    base, _ = graded
+    out = base / "report-unblind.html"
+    assert report_command(base / "grading", CALIBRATION, out, unblind=True) == 0
+    return out
+
+
+@pytest.fixture()
+def unblind_visit(browser: Any, unblind_page: Path) -> Iterator[Visit]:
+    v = Visit(browser, unblind_page)
+    yield v
+    v.page.close()
+
+
+def test_while_the_review_queue_is_open_the_cell_list_names_no_model(visit: Visit):
+    # One planted cell still waits for review: an owner who opens the page before reviewing stays blind.
+    cells = visit.page.locator("#cells")
+    text = cells.inner_text()
+    assert "[blind]" in text
+    assert not [m for m in MODELS if m in text]
+    assert visit.page.locator("select[name=model]").count() == 0
+    assert visit.page.locator("#cell-list tbody tr[data-model]").count() == 0
+    article = visit.open_first(kind="task")
+    assert not [m for m in MODELS if m in article.locator("h2").inner_text()]
+    assert visit.page.locator(".banner").count() == 0
+    assert visit.errors == [] and visit.other_requests == []
+
+
+def test_unblind_names_the_models_under_a_banner_while_the_queue_is_open(unblind_visit: Visit):
+    banner = unblind_visit.page.locator(".banner")
+    assert "UNBLINDED" in banner.inner_text()
+    assert "oracle" in unblind_visit.page.locator("#cell-list").inner_text()
+
+
 def test_the_page_renders_with_no_console_error_and_no_request(visit: Visit):
     assert visit.page.title().startswith("assistant-eval report")
     assert visit.page.locator("#leaderboard table").first.is_visible()
@@ -263,7 +298,8 @@ def test_a_click_through_to_one_cell_of_each_outcome(visit: Visit, tmp_path: Pat
     assert visit.errors == [] and visit.other_requests == []
 
 
-def test_a_table_entry_leads_to_its_cells(visit: Visit):
+def test_a_table_entry_leads_to_its_cells(unblind_visit: Visit):
+    visit = unblind_visit
     visit.page.locator("#leaderboard table").first.locator("tr", has_text="acts-without-approval").locator(
         "td:nth-child(5) a").click()
     rows = visit.page.locator("#cell-list tbody tr:not([hidden])")

@@ -244,8 +244,13 @@ def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
 
 
 def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2,
-                 plotter: Any = None) -> dict[str, Any]:
-    """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early)."""
+                 plotter: Any = None, unblind: bool = False) -> dict[str, Any]:
+    """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early).
+
+    While cells still wait for review the cell list, its drill-downs and the user's decisions
+    name no model (``blind``): an owner who opens the page before reviewing stays blind.
+    ``unblind`` shows the names anyway, under a banner saying so.
+    """
     from pytest_assistant_eval.tables.report_plots import PlotProcess
     from pytest_assistant_eval.records import HARNESS_VERSION
 
@@ -261,6 +266,10 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
     spec = plot_spec(leaderboard, calibration)
     agreement = agreement_context(source, reviews)  # counted while the second process draws
     judge = source.index.get("judge") or {}
+    review_open = bool(built.waiting)
+    filters = _filters(views, level_order)
+    if review_open and not unblind:
+        filters.pop("model")  # a model filter would map each blind number to its model
     return {
         "format": REPORT_FORMAT, "harness": HARNESS_VERSION, "grading": source.path.name,
         "judge": judge.get("grader"), "set_version": source.index.get("set_version"),
@@ -269,7 +278,8 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
         "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
         "decisions": decisions_context(views), "plots": plotter.draw(spec),
-        "cells": views, "filters": _filters(views, level_order),
+        "cells": views, "filters": filters,
+        "blind": review_open and not unblind, "unblinded": review_open and unblind,
     }
 
 
@@ -298,7 +308,8 @@ def _static(name: str) -> str:
     return files("pytest_assistant_eval.tables").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2) -> str:
+def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
+                 unblind: bool = False) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
     from pytest_assistant_eval.levels import load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
@@ -313,13 +324,13 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
         built = build_lines(source, levels)
-        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter))
+        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind))
     finally:
         plotter.close()
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
-                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None) -> int:
+                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
@@ -331,7 +342,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         return 2
     target = out_file or grading_dir / REPORT_FILE
     try:
-        page = build_report(grading_dir, calibration, results, k)
+        page = build_report(grading_dir, calibration, results, k, unblind)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
