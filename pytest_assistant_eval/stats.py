@@ -317,10 +317,15 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     if m == 0:
         return 1.0
     k = min(only_a, only_b)
-    tail = sum(math.comb(m, i) for i in range(k + 1))
+    if 2 * k >= m:
+        return 1.0  # the two tails meet: every outcome is at least as likely as the one seen
+    term = tail = 1  # C(m, 0); each next binomial coefficient from the last, exactly, in integers
+    for i in range(1, k + 1):
+        term = term * (m - i + 1) // i
+        tail += term
     from fractions import Fraction
 
-    return float(min(Fraction(1), Fraction(2 * tail, 2 ** m)))
+    return float(Fraction(2 * tail, 2 ** m))
 
 
 def smallest_detectable(n: int, alpha: float = 0.05) -> float | None:

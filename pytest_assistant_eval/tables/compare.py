@@ -27,6 +27,7 @@ from pytest_assistant_eval.stats import (
     paired_counts,
     smallest_detectable,
 )
+from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.render import format_percent, render_table
 
 __all__ = ["Comparison", "compare_cells", "render_compare", "compare_command", "model_label"]
@@ -94,9 +95,10 @@ def compare_cells(cells: Sequence[Mapping[str, Any]], a: str, b: str) -> list[Co
     """Every measure of ``a`` against ``b``, paired by (case, level, repeat)."""
     by_model: dict[str, dict[tuple[str, str, int], Mapping[str, Any]]] = {a: {}, b: {}}
     for cell in cells:
-        label = model_label(cell)
-        if label in by_model and cell.get("outcome") not in NO_GRADE:
-            by_model[label][_key(cell)] = cell
+        model = cell["model"]
+        found = by_model.get(model.get("label") or model["model"])
+        if found is not None and cell.get("outcome") not in NO_GRADE:
+            found[_key(cell)] = cell
     shared = sorted(set(by_model[a]) & set(by_model[b]))
     rows = []
     for name, kind, of, value in _measures():
@@ -159,6 +161,7 @@ def render_compare(rows: Sequence[Comparison], a: str, b: str) -> str:
     return f"{text}\n{line}\n{note}"
 
 
+@without_gc
 def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout) -> int:
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import read_graded_cells
@@ -168,7 +171,7 @@ def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout)
     except RecordError as exc:
         print(f"assistant-eval compare: {exc}", file=sys.stderr)
         return 2
-    known = sorted({model_label(c) for c in cells})
+    known = sorted({c["model"].get("label") or c["model"]["model"] for c in cells})
     for name in (a, b):
         if name not in known:
             print(f"assistant-eval compare: {grading_dir} has no model {name!r}; its models: "
