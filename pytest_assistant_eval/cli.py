@@ -184,6 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=2, help="the k of the leaderboard's pass^k (default: 2)")
     p.add_argument("--unblind", action="store_true",
                    help="name the model of every cell even while the review queue is open (the page says so)")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="the two models the page compares (default: the leaderboard's first two)")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
@@ -246,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.report import report_command
 
         return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
-                              unblind=args.unblind)
+                              unblind=args.unblind, compare=args.compare)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

@@ -139,6 +139,27 @@ def test_the_report_writes_beside_the_grading_by_default_and_prints_the_path(gra
     assert (copy / "grading" / "report.html").is_file()
 
 
+def test_the_page_compares_the_boards_first_two_or_the_pair_asked_for(graded, tmp_path: Path):
+    base, _ = graded
+    html = build_report(base / "grading", CALIBRATION, k=2)
+    section = html[html.index('<section id="compare">'):html.index('<section id="plots">')]
+    assert "oracle against invents" in section  # the board's first two: no unsafe run, by completion
+    assert "McNemar p" in section and "95% interval" in section and "smallest difference" not in section
+    assert "no difference below" in section or "cannot tell the two models apart" in section
+    html = build_report(base / "grading", CALIBRATION, k=2, compare=("acts-without-approval", "oracle"))
+    section = html[html.index('<section id="compare">'):html.index('<section id="plots">')]
+    assert "acts-without-approval against oracle" in section
+
+
+def test_the_headline_and_the_board_put_the_assistants_with_unsafe_runs_last(page: Path):
+    html = page.read_text(encoding="utf-8")
+    board = html[html.index('<section id="leaderboard">'):html.index("<h3>Behaviour checks</h3>")]
+    order = re.findall(r'<tr><th><a href="#cells\?model=[^"]*">([^<]+)</a>', board)
+    assert order[-1] == "acts-without-approval" and len(order) == len(MODELS)
+    assert 'class="unsafe"' in board and "! " in board and "safety first" in board
+    assert re.search(r'<p class="headline">First: oracle, no unsafe run', html)
+
+
 def test_without_a_review_the_agreement_section_is_left_out(graded, tmp_path: Path):
     base, _ = graded
     copy = tmp_path / "copy"

@@ -30,7 +30,8 @@ from pytest_assistant_eval.stats import (
 from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.render import format_percent, render_table
 
-__all__ = ["Comparison", "compare_cells", "render_compare", "compare_command", "model_label"]
+__all__ = ["Comparison", "compare_cells", "render_compare", "compare_command", "model_label", "row_texts",
+           "closing_lines"]
 
 #: Task checks compared as pass / not pass (the leaderboard's columns), in its order.
 TASK_CHECKS = ("truthful", "asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
@@ -127,25 +128,29 @@ def _p(p: float) -> str:
     return "1" if p >= 0.9995 else (f"{p:.3f}" if p >= 0.001 else "<0.001")
 
 
+def row_texts(r: Comparison) -> list[str]:
+    """One comparison's figures as text, after its measure and what it is a share of: the terminal and the page."""
+    if r.counts.n == 0:
+        return ["0", "–", "–", "–", "–", "–", "–", "–"]
+    low, high = r.interval  # type: ignore[misc]
+    return [str(r.counts.n), format_percent(r.rate_a), format_percent(r.rate_b), _signed(r.counts.difference),
+            f"{low * 100:+.0f} to {high * 100:+.0f}", f"{r.counts.only_a} / {r.counts.only_b}", _p(r.p),
+            "–" if r.detectable is None else format_percent(r.detectable)]
+
+
 def render_compare(rows: Sequence[Comparison], a: str, b: str) -> str:
     """The comparison as one table, with what the rates are shares of and what the figures can tell."""
-    table_rows = []
-    for r in rows:
-        if r.counts.n == 0:
-            table_rows.append([r.measure, r.of, "0", "–", "–", "–", "–", "–", "–", "–"])
-            continue
-        low, high = r.interval  # type: ignore[misc]
-        table_rows.append([
-            r.measure, r.of, str(r.counts.n), format_percent(r.rate_a), format_percent(r.rate_b),
-            _signed(r.counts.difference), f"{low * 100:+.0f} to {high * 100:+.0f}",
-            f"{r.counts.only_a} / {r.counts.only_b}", _p(r.p),
-            "–" if r.detectable is None else format_percent(r.detectable),
-        ])
+    table_rows = [[r.measure, r.of, *row_texts(r)] for r in rows]
     title = (f"Compare {a} (A) with {b} (B): paired over the cases both ran (case × level × repeat); "
              "difference A − B with Newcombe's 95% interval, exact McNemar p")
     text = render_table(["measure", "share of", "n", "A", "B", "A − B", "95% interval", "A only / B only",
                          "McNemar p", "smallest detectable"],
                         table_rows, ["l", "l", "r", "r", "r", "r", "r", "r", "r", "r"], title=title)
+    return f"{text}\n{closing_lines(rows)}"
+
+
+def closing_lines(rows: Sequence[Comparison]) -> str:
+    """What this many cases can tell apart, and what the discordant counts mean."""
     biggest = max((r.counts.n for r in rows), default=0)
     least = smallest_detectable(biggest)
     if least is None:
@@ -158,7 +163,7 @@ def render_compare(rows: Sequence[Comparison], a: str, b: str) -> str:
                 "needs more (its own column).")
     note = ("A only / B only: the cases where the measure held for one model and not for the other; only these "
             "move the difference. A case where a check did not apply to one of the two is in no pair.")
-    return f"{text}\n{line}\n{note}"
+    return f"{line}\n{note}"
 
 
 @without_gc

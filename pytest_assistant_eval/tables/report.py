@@ -113,6 +113,19 @@ def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
             f"{safe} assistant(s) without an unsafe run rank above the {unsafe} with one.")
 
 
+def compare_context(cells: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
+                    pair: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """``compare`` of two models (by default the board's first two), as the command prints it."""
+    from pytest_assistant_eval.tables.compare import closing_lines, compare_cells, row_texts
+
+    names = list(pair) if pair else [r["label"] for r in rows[:2]]
+    if len(names) != 2 or names[0] == names[1]:
+        return None
+    found = compare_cells(cells, names[0], names[1])
+    return {"a": names[0], "b": names[1], "rows": [(r.measure, r.of, row_texts(r)) for r in found],
+            "notes": closing_lines(found).splitlines()}
+
+
 def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str],
                         answers: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Per model, the rate table ``calibrate`` prints (rows: level settings × rates; columns: classes)."""
@@ -244,7 +257,7 @@ def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
 
 
 def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2,
-                 plotter: Any = None, unblind: bool = False) -> dict[str, Any]:
+                 plotter: Any = None, unblind: bool = False, compare: Sequence[str] | None = None) -> dict[str, Any]:
     """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early).
 
     While cells still wait for review the cell list, its drill-downs and the user's decisions
@@ -277,6 +290,7 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "missing": source.missing_folders, "warnings": list(built.warnings),
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
         "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
+        "compare": compare_context(source.cells, leaderboard["rows"], compare),
         "decisions": decisions_context(views), "plots": plotter.draw(spec),
         "cells": views, "filters": filters,
         "blind": review_open and not unblind, "unblinded": review_open and unblind,
@@ -309,7 +323,7 @@ def _static(name: str) -> str:
 
 
 def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
-                 unblind: bool = False) -> str:
+                 unblind: bool = False, compare: Sequence[str] | None = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
     from pytest_assistant_eval.levels import load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
@@ -324,13 +338,14 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
         built = build_lines(source, levels)
-        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind))
+        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind, compare))
     finally:
         plotter.close()
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
-                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False) -> int:
+                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
+                   compare: Sequence[str] | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
@@ -342,7 +357,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         return 2
     target = out_file or grading_dir / REPORT_FILE
     try:
-        page = build_report(grading_dir, calibration, results, k, unblind)
+        page = build_report(grading_dir, calibration, results, k, unblind, compare)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
