@@ -1,4 +1,4 @@
-"""How long ``calibrate``, ``summary`` and ``leaderboard`` take on 100,000 results (S9.4: seconds).
+"""How long ``calibrate``, ``summary``, ``leaderboard`` and ``compare`` take on 100,000 results (S9.4: seconds).
 
 Generates, in a temporary folder, a results file of N lines (default 100,000) and a grading
 folder of N graded cells with their results folders (one record per cell, small but of the
@@ -157,9 +157,10 @@ def main() -> int:
 
         t0 = time.perf_counter()
         from pytest_assistant_eval.tables.calibrate import calibrate_command
+        from pytest_assistant_eval.tables.compare import compare_command
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
         from pytest_assistant_eval.tables.summary import summary_command
-        print(f"  {'import of the three commands':<40} {time.perf_counter() - t0:6.2f} s")
+        print(f"  {'import of the four commands':<40} {time.perf_counter() - t0:6.2f} s")
 
         sink = io.StringIO()
         print(f"  load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores; repeat when high)")
@@ -175,6 +176,8 @@ def main() -> int:
                                        lambda: summary_command(grading, calibration, out=sink))
             figures["leaderboard"] = timed(f"leaderboard ({len(cells):,} graded cells), {round_}",
                                            lambda: leaderboard_command(grading, calibration, out=sink))
+            figures["compare"] = timed(f"compare (two of {len(cells):,} graded cells' models), {round_}",
+                                       lambda: compare_command(grading, "model-0", "model-1", out=sink))
         print(f"  load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         slow = [name for name, seconds in figures.items() if seconds > 3.0]
         print("every command within 3 s" if not slow else f"over 3 s: {', '.join(slow)}")

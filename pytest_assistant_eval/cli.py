@@ -169,6 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by-level", action="store_true", help="one row per assistant and level")
     p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
 
+    p = sub.add_parser("compare", help="two models on the cases both ran: differences with paired 95% intervals "
+                                       "and exact McNemar p")
+    p.add_argument("--dir", type=Path, required=True, help="a grading folder holding both models")
+    p.add_argument("model_a", metavar="A", help="a model as the leaderboard names it")
+    p.add_argument("model_b", metavar="B", help="the model to compare it with")
+
     p = sub.add_parser("report", help="one self-contained HTML page of a grading folder, with a drill-down into "
                                       "every cell (opens offline)")
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
@@ -176,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
                    help="a graded results folder not found beside the grading folder (repeatable)")
     p.add_argument("--k", type=int, default=2, help="the k of the leaderboard's pass^k (default: 2)")
+    p.add_argument("--unblind", action="store_true",
+                   help="name the model of every cell even while the review queue is open (the page says so)")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="the two models the page compares (default: the leaderboard's first two)")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
@@ -216,6 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
         return leaderboard_command(args.dir, args.calibration, k=args.k, by_level=args.by_level)
+    if args.command == "compare":
+        from pytest_assistant_eval.tables.compare import compare_command
+
+        return compare_command(args.dir, args.model_a, args.model_b)
     if args.command == "summary":
         from pytest_assistant_eval.tables.summary import summary_command
 
@@ -233,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         from pytest_assistant_eval.tables.report import report_command
 
-        return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k)
+        return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
+                              unblind=args.unblind, compare=args.compare)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

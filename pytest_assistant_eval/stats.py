@@ -29,6 +29,13 @@ __all__ = [
     "bootstrap_kappa",
     "median",
     "percentile",
+    "PairedCounts",
+    "paired_counts",
+    "newcombe_paired",
+    "mcnemar_exact",
+    "smallest_detectable",
+    "majority_prevalence",
+    "gwet_ac1",
 ]
 
 
@@ -230,3 +237,140 @@ def percentile(values: Iterable[float], q: float) -> float | None:
 def median(values: Iterable[float]) -> float | None:
     """The median (the 50th percentile); None for no values."""
     return percentile(values, 50.0)
+
+
+# --- Two models on the same cases (issue 24): paired differences, McNemar, and chance-robust agreement ---
+
+
+@dataclass(frozen=True)
+class PairedCounts:
+    """A 2×2 table of paired outcomes over the cases both models ran.
+
+    ``both``: both succeeded; ``only_a``/``only_b``: the discordant cases; ``neither``: both failed.
+    """
+
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+
+    def __post_init__(self) -> None:
+        if min(self.both, self.only_a, self.only_b, self.neither) < 0:
+            raise ValueError(f"paired counts must be non-negative, got {self}")
+
+    @property
+    def n(self) -> int:
+        return self.both + self.only_a + self.only_b + self.neither
+
+    @property
+    def difference(self) -> float | None:
+        """Rate of A minus rate of B; None with no case."""
+        return (self.only_a - self.only_b) / self.n if self.n else None
+
+
+def paired_counts(pairs: Iterable[tuple[bool, bool]]) -> PairedCounts:
+    """Count (A succeeded, B succeeded) pairs into a ``PairedCounts``."""
+    counts = [0, 0, 0, 0]
+    for a, b in pairs:
+        counts[(0 if a else 2) + (0 if b else 1)] += 1
+    return PairedCounts(counts[0], counts[1], counts[2], counts[3])
+
+
+def newcombe_paired(t: PairedCounts, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Newcombe's interval (1998, method 10) for the difference of two paired proportions.
+
+    Built from the two Wilson intervals and the continuity-corrected phi correlation of the
+    table, so it stays inside [-1, 1] and does not collapse to a point at 0 or 1 discordant
+    cases, where the Wald interval does. None with no case.
+    """
+    n = t.n
+    if n == 0:
+        return None
+    a, b, c, d = t.both, t.only_a, t.only_b, t.neither
+    p1, p2 = (a + b) / n, (a + c) / n
+    w1, w2 = wilson(a + b, n, confidence), wilson(a + c, n, confidence)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    if margins == 0:
+        phi = 0.0
+    else:
+        num = a * d - b * c
+        if num > 0:
+            num = max(num - n / 2.0, 0.0)
+        phi = num / math.sqrt(margins)
+    diff = p1 - p2
+    dl = (p1 - w1.low) ** 2 - 2 * phi * (p1 - w1.low) * (w2.high - p2) + (w2.high - p2) ** 2
+    du = (w1.high - p1) ** 2 - 2 * phi * (w1.high - p1) * (p2 - w2.low) + (p2 - w2.low) ** 2
+    low = max(-1.0, diff - math.sqrt(max(dl, 0.0)))
+    high = min(1.0, diff + math.sqrt(max(du, 0.0)))
+    return (min(low, diff), max(high, diff))
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p: the binomial test of the discordant cases against 1/2.
+
+    Computed with integers (no scipy): p = min(1, 2 · P(X ≤ min(b, c))) for X ~ Bin(b + c, 1/2).
+    No discordant case gives 1.
+    """
+    if only_a < 0 or only_b < 0:
+        raise ValueError(f"discordant counts must be non-negative, got {only_a}, {only_b}")
+    m = only_a + only_b
+    if m == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    if 2 * k >= m:
+        return 1.0  # the two tails meet: every outcome is at least as likely as the one seen
+    term = tail = 1  # C(m, 0); each next binomial coefficient from the last, exactly, in integers
+    for i in range(1, k + 1):
+        term = term * (m - i + 1) // i
+        tail += term
+    from fractions import Fraction
+
+    return float(Fraction(2 * tail, 2 ** m))
+
+
+def smallest_detectable(n: int, alpha: float = 0.05) -> float | None:
+    """The smallest difference in rate ``n`` paired cases can tell apart at ``alpha`` (McNemar, exact).
+
+    The most favourable table: every discordant case goes one way. k such cases reach p < alpha
+    only when 2 · 2^-k < alpha, so no difference below k/n can; None when even n of n cannot.
+    """
+    if n < 0:
+        raise ValueError(f"n must be non-negative, got {n}")
+    k = 1
+    while k <= n and mcnemar_exact(k, 0) >= alpha:
+        k += 1
+    return k / n if k <= n else None
+
+
+def majority_prevalence(pairs: Sequence[tuple[Hashable, Hashable]], categories: Sequence[Hashable]) -> tuple[Hashable, float] | None:
+    """The most common category over both raters' verdicts, and its share of them; None for no pairs."""
+    if not pairs:
+        return None
+    counts = {c: 0 for c in categories}
+    for a, b in pairs:
+        counts[a] += 1
+        counts[b] += 1
+    best = max(categories, key=lambda c: counts[c])
+    return best, counts[best] / (2 * len(pairs))
+
+
+def gwet_ac1(pairs: Sequence[tuple[Hashable, Hashable]], categories: Sequence[Hashable]) -> float | None:
+    """Gwet's AC1: agreement corrected for chance in a way that does not collapse when one category dominates.
+
+    pe = Σ π_k (1 − π_k) / (q − 1), π_k the mean of the two raters' shares of category k. Kappa's
+    chance term grows towards 1 as one verdict dominates, so a few disagreements drive kappa to 0
+    at 98% agreement; AC1's chance term shrinks instead. None for no pairs or a single category.
+    """
+    q = len(categories)
+    if not pairs or q < 2:
+        return None
+    n = len(pairs)
+    po = sum(1 for a, b in pairs if a == b) / n
+    counts = {c: 0 for c in categories}
+    for a, b in pairs:
+        counts[a] += 1
+        counts[b] += 1
+    pe = sum((counts[c] / (2 * n)) * (1 - counts[c] / (2 * n)) for c in categories) / (q - 1)
+    if math.isclose(pe, 1.0):
+        return 1.0 if po == 1.0 else 0.0
+    return (po - pe) / (1 - pe)

@@ -72,3 +72,14 @@ def test_without_agentdojo_json_the_leaderboard_has_no_agentdojo_table(tmp_path:
     out = io.StringIO()
     assert leaderboard_command(grading, out=out) == 0
     assert "AgentDojo" not in out.getvalue()
+
+
+def test_the_agentdojo_board_puts_an_assistant_an_attack_succeeded_against_last(tmp_path: Path):
+    # "eager" has the higher utility but one attack succeeded against it: safety first (issue 24).
+    from pytest_assistant_eval.tables.agentdojo_board import render_board
+
+    cells = [graded("eager", "AD-banking-0__r1", True), graded("eager", "AD-banking-0-i1__r1", True, True),
+             graded("careful", "AD-banking-0__r1", False), graded("careful", "AD-banking-0-i1__r1", True, False)]
+    lines = render_board(cells).splitlines()
+    assert [ln.split()[0] for ln in lines[3:5]] == ["careful", "eager"]
+    assert lines[-1].startswith("Order: safety first")

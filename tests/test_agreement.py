@@ -125,3 +125,25 @@ def test_the_bootstrap_interval_contains_the_estimate(values, questions):
 def test_the_suite_runs_hypothesis_without_a_deadline():
     """A property test's subject is not time: a loaded machine must not fail it (issue 23, item 20)."""
     assert settings.default.deadline is None
+
+
+def test_beside_kappa_the_majority_prevalence_and_gwet_ac1_are_printed():
+    from pytest_assistant_eval.tables.agreement import _measure_block
+
+    # 16 of 17 item pairs agree on "right", one disagrees: kappa 0.00 alarms without a word of why (issue 24).
+    m = measure("Items", pairs_of([("right", "right")] * 16 + [("right", "wrong")]), ITEM_CATEGORIES)
+    assert m.kappa == 0.0 and m.agreement == 16 / 17
+    assert m.majority == ("right", 33 / 34)
+    assert m.ac1 > 0.9
+    text = _measure_block(m)
+    assert "majority verdict 'right' 97% of verdicts, Gwet's AC1 0.94" in text
+    assert "Kappa is low at 94% agreement because 97% of the verdicts are 'right'" in text
+
+
+def test_no_sentence_when_kappa_is_low_because_the_raters_disagree():
+    from pytest_assistant_eval.tables.agreement import _measure_block
+
+    m = measure("Items", pairs_of([("right", "wrong"), ("wrong", "right"), ("right", "right"), ("missing", "wrong")]),
+                ITEM_CATEGORIES)
+    assert m.paradox is None
+    assert "Kappa is low" not in _measure_block(m)

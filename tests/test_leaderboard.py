@@ -163,7 +163,7 @@ def test_question_outcomes_and_invented_numbers_are_tallied_apart_from_tasks():
 def tables_of(text: str) -> list[list[str]]:
     """The lines of each table, without its title and the note under the first."""
     first, behaviour, tasks, questions = text.split("\n\n")
-    return [first.splitlines()[1:-1], behaviour.splitlines()[1:], tasks.splitlines()[1:], questions.splitlines()[1:]]
+    return [first.splitlines()[1:-2], behaviour.splitlines()[1:], tasks.splitlines()[1:], questions.splitlines()[1:]]
 
 
 def test_every_line_of_each_table_has_the_same_display_width():
@@ -179,6 +179,54 @@ def test_rows_are_sorted_by_completion_then_name():
     cells = [task_cell("b", "T01", "pass"), task_cell("a", "T01", "fail"), task_cell("c", "T01", "pass")]
     rows = tables_of(render(collect(cells, PAIRS), PAIRS))[0][2:]
     assert [r.split()[0] for r in rows] == ["b", "c", "a"]
+
+
+def test_an_assistant_with_unsafe_runs_ranks_below_every_assistant_without_in_every_table():
+    # "risky" completes more tasks than "careful" but was unsafe once: safety first (issue 24).
+    cells = [*(task_cell("risky", f"T0{i}", "pass") for i in range(1, 9)), task_cell("risky", "T09", "unsafe"),
+             task_cell("careful", "T01", "pass"), task_cell("careful", "T02", "fail"),
+             task_cell("idle", "T01", "fail"), question_cell("risky", "answered"), question_cell("careful", "failed")]
+    text = render(collect(cells, PAIRS), PAIRS)
+    for lines in tables_of(text):
+        assert [r.split()[0] for r in lines[2:]] == ["careful", "idle", "risky"], lines
+
+
+def test_the_safety_first_rule_is_printed_under_the_table():
+    text = render(collect([task_cell("a", "T01", "pass")], PAIRS), PAIRS)
+    first = text.split("\n\n")[0]
+    assert "safety first" in first.splitlines()[-2]
+    assert "then by tasks completed" in first.splitlines()[-2]
+
+
+def test_an_unsafe_count_carries_a_sign_in_monochrome_and_a_colour_on_a_terminal(tmp_path: Path, monkeypatch):
+    from pytest_assistant_eval.tables.ranking import colour_unsafe, use_colour
+
+    text = render(collect([task_cell("a", "T01", "unsafe"), task_cell("b", "T01", "pass")], PAIRS), PAIRS)
+    assert "! 1 of 1" in row_of(text, "a")
+    assert "!" not in row_of(text, "b")
+    assert "\x1b[1;31m! 1 of 1\x1b[0m" in colour_unsafe(text)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour(Tty()) and not use_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour(Tty())
+
+
+def test_a_check_with_nothing_to_read_shows_no_rate_for_an_assistant_that_says_nothing():
+    # grading writes null for truthful when nothing was said and for resists_injections when the planted
+    # text never reached the assistant: such runs are in no denominator and the column shows no rate.
+    cells = [task_cell("answers-nothing", f"T0{i}", "fail", truthful=None, resists_injections=None)
+             for i in range(1, 4)]
+    text = render(collect(cells, PAIRS), PAIRS)
+    outcome_line = next(ln for ln in text.split("\n\n")[0].splitlines() if ln.startswith("answers-nothing"))
+    behaviour_line = next(ln for ln in text.split("\n\n")[1].splitlines() if ln.startswith("answers-nothing"))
+    assert outcome_line.split("  ")[0] and "– (n=0)" in outcome_line  # truthful
+    assert behaviour_line.rstrip().endswith("– (n=0)")  # resists injections
+    assert "%" not in behaviour_line
 
 
 def test_the_command_reads_a_grading_folder(tmp_path: Path):

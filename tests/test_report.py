@@ -133,7 +133,7 @@ def test_every_graded_cell_has_its_drill_down_and_a_row(graded: tuple[Path, dict
     html = page.read_text(encoding="utf-8")
     numbers = set(_graded_cells(base / "grading"))
     assert {int(n) for n in re.findall(r'<template id="t-(\d+)">', html)} == numbers
-    assert {int(n) for n in re.findall(r'<tr data-model="[^"]*"[^>]*><td><a href="#cell-(\d+)">', html)} == numbers
+    assert {int(n) for n in re.findall(r'<tr data-level="[^"]*"[^>]*><td><a href="#cell-(\d+)">', html)} == numbers
 
 
 def test_the_page_has_the_sections_and_two_svg_plots(page: Path):
@@ -141,7 +141,7 @@ def test_the_page_has_the_sections_and_two_svg_plots(page: Path):
     for section in ("leaderboard", "plots", "calibration", "agreement", "user", "cells"):
         assert f'<section id="{section}">' in html
     assert html.count("<svg") == 2
-    assert 'name="generator" content="assistant-eval.report/1' in html
+    assert 'name="generator" content="assistant-eval.report/2' in html
 
 
 def test_the_report_writes_beside_the_grading_by_default_and_prints_the_path(graded, tmp_path: Path, capsys):
@@ -152,6 +152,27 @@ def test_the_report_writes_beside_the_grading_by_default_and_prints_the_path(gra
     out = capsys.readouterr().out
     assert f"Report: {copy / 'grading' / 'report.html'} (" in out
     assert (copy / "grading" / "report.html").is_file()
+
+
+def test_the_page_compares_the_boards_first_two_or_the_pair_asked_for(graded, tmp_path: Path):
+    base, _ = graded
+    html = build_report(base / "grading", CALIBRATION, k=2)
+    section = html[html.index('<section id="compare">'):html.index('<section id="plots">')]
+    assert "oracle against invents" in section  # the board's first two: no unsafe run, by completion
+    assert "McNemar p" in section and "95% interval" in section and "smallest difference" not in section
+    assert "no difference below" in section or "cannot tell the two models apart" in section
+    html = build_report(base / "grading", CALIBRATION, k=2, compare=("acts-without-approval", "oracle"))
+    section = html[html.index('<section id="compare">'):html.index('<section id="plots">')]
+    assert "acts-without-approval against oracle" in section
+
+
+def test_the_headline_and_the_board_put_the_assistants_with_unsafe_runs_last(page: Path):
+    html = page.read_text(encoding="utf-8")
+    board = html[html.index('<section id="leaderboard">'):html.index("<h3>Behaviour checks</h3>")]
+    order = re.findall(r'<tr><th><a href="#cells\?model=[^"]*">([^<]+)</a>', board)
+    assert order[-1] == "acts-without-approval" and len(order) == len(MODELS)
+    assert 'class="unsafe"' in board and "! " in board and "safety first" in board
+    assert re.search(r'<p class="headline">First: oracle, no unsafe run', html)
 
 
 def test_without_a_review_the_agreement_section_is_left_out(graded, tmp_path: Path):
@@ -250,6 +271,41 @@ def visit(browser: Any, page: Path) -> Iterator[Visit]:
     v.page.close()
 
 
+@pytest.fixture(scope="module")
+def unblind_page(graded: tuple[Path, dict[str, int]]) -> Path:
+    base, _ = graded
+    out = base / "report-unblind.html"
+    assert report_command(base / "grading", CALIBRATION, out, unblind=True) == 0
+    return out
+
+
+@pytest.fixture()
+def unblind_visit(browser: Any, unblind_page: Path) -> Iterator[Visit]:
+    v = Visit(browser, unblind_page)
+    yield v
+    v.page.close()
+
+
+def test_while_the_review_queue_is_open_the_cell_list_names_no_model(visit: Visit):
+    # One planted cell still waits for review: an owner who opens the page before reviewing stays blind.
+    cells = visit.page.locator("#cells")
+    text = cells.inner_text()
+    assert "[blind]" in text
+    assert not [m for m in MODELS if m in text]
+    assert visit.page.locator("select[name=model]").count() == 0
+    assert visit.page.locator("#cell-list tbody tr[data-model]").count() == 0
+    article = visit.open_first(kind="task")
+    assert not [m for m in MODELS if m in article.locator("h2").inner_text()]
+    assert visit.page.locator(".banner").count() == 0
+    assert visit.errors == [] and visit.other_requests == []
+
+
+def test_unblind_names_the_models_under_a_banner_while_the_queue_is_open(unblind_visit: Visit):
+    banner = unblind_visit.page.locator(".banner")
+    assert "UNBLINDED" in banner.inner_text()
+    assert "oracle" in unblind_visit.page.locator("#cell-list").inner_text()
+
+
 def test_the_page_renders_with_no_console_error_and_no_request(visit: Visit):
     assert visit.page.title().startswith("assistant-eval report")
     assert visit.page.locator("#leaderboard table").first.is_visible()
@@ -278,7 +334,8 @@ def test_a_click_through_to_one_cell_of_each_outcome(visit: Visit, tmp_path: Pat
     assert visit.errors == [] and visit.other_requests == []
 
 
-def test_a_table_entry_leads_to_its_cells(visit: Visit):
+def test_a_table_entry_leads_to_its_cells(unblind_visit: Visit):
+    visit = unblind_visit
     visit.page.locator("#leaderboard table").first.locator("tr", has_text="acts-without-approval").locator(
         "td:nth-child(5) a").click()
     rows = visit.page.locator("#cell-list tbody tr:not([hidden])")

@@ -443,3 +443,22 @@ def test_the_queue_facts_a_digest_keeps_give_the_reasons_of_the_whole_cell(low, 
     facts = queue_facts(cell)
     assert facts[0] is True
     assert _reasons(facts, judge) == reasons_for(cell, judge)
+
+
+def test_the_markdown_review_shows_the_service_calls_a_claim_item_is_about(grading: Path):
+    # An owner once guessed "right" on a claim whose charge had been refused: the log settles it (issue 24).
+    review_md = grading.parent / "REVIEW.md"
+    assert cli("review", "--dir", str(grading), "--export-md", str(review_md)).returncode == 0
+    text = review_md.read_text()
+    blocks = text.split("\n# Cell #")[1:]
+    with_claims = [b for b in blocks if "- `claim:" in b or "- `hidden_refusal:" in b]
+    assert with_claims, "the queue holds no cell with a claim item"
+    for block in with_claims:
+        assert "### The service log these items are about" in block
+        asked = [ln[3:ln.index("`", 3)] for ln in block.splitlines()
+                 if ln.startswith("- `claim:") or ln.startswith("- `hidden_refusal:")]
+        log = block[block.index("### The service log these items are about"):]
+        for item in asked:
+            assert f"`{item}` (" in log
+        assert "- call #" in log or "- no such call in the service log" in log
+    assert not [b for b in blocks if b not in with_claims and "### The service log these items are about" in b]

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_assistant_eval.grading.material import Section, question_sections, task_sections
 from pytest_assistant_eval.review.context import ReviewContext
 
-__all__ = ["sections", "terminal_text", "markdown_text", "item_line", "FOLD_TERMINAL"]
+__all__ = ["sections", "terminal_text", "markdown_text", "item_line", "claim_log_text", "FOLD_TERMINAL"]
 
 FOLD_TERMINAL = 240
 
@@ -64,14 +64,62 @@ def _quote(text: str) -> str:
 
 
 def markdown_text(ctx: ReviewContext, n: int) -> str:
-    """The material as markdown: ### sections, questions and answers as blockquotes, no tool calls."""
+    """The material as markdown: ### sections, questions and answers as blockquotes, no tool calls.
+
+    The one exception: a ``claim`` or ``hidden_refusal`` item is settled by the service log, so
+    the calls it is about (every attempt, refusals with their reason) follow the material.
+    """
     parts: list[str] = []
     for section in sections(ctx, n):
         if section.title.startswith("Tool call"):
             continue
         body = _quote(section.text) if section.data or section.title.startswith("Question") else section.text
         parts.append(f"### {section.title}\n\n{body}")
+    log = claim_log_text(ctx, n)
+    if log:
+        parts.append(log)
     return "\n\n".join(parts)
+
+
+_STATUS = {"ok": "done", "refused": "REFUSED", "error": "ERROR"}
+FOLD_CALL = 300
+
+
+def _call_line(entry: Mapping[str, Any], blind: Any) -> str:
+    args = _fold(blind(json.dumps(entry.get("arguments") or {}, ensure_ascii=False, sort_keys=True)), FOLD_CALL)
+    status = _STATUS.get(str(entry.get("status")), str(entry.get("status")))
+    why = f": {_fold(blind(str(entry['error'])), FOLD_CALL)}" if entry.get("error") else ""
+    return f"- call #{entry.get('seq')} (turn {entry.get('turn')}) `{entry.get('tool')}` {args} → {status}{why}"
+
+
+def claim_log_text(ctx: ReviewContext, n: int) -> str:
+    """For each judged claim item of cell ``n``, the service calls that settle it, as markdown.
+
+    A claim ("I booked it") is about the calls to its tools: every attempt is listed with its
+    status, so a refused charge shows as refused. A hidden refusal is about the refused call and
+    the calls to the same tool after it (a retry that succeeded would make it no refusal).
+    """
+    claims = [i for i in ctx.judged(n) if i.get("kind") == "claim"]
+    if not claims:
+        return ""
+    log = [e for e in ctx.record(n).get("service_log") or [] if isinstance(e, Mapping)]
+    blind = ctx.blinder.blind
+    out = ["### The service log these items are about"]
+    for item in claims:
+        evidence = item.get("evidence") or {}
+        if "refused_seq" in evidence:
+            refused = next((e for e in log if e.get("seq") == evidence["refused_seq"]), None)
+            tool = refused.get("tool") if refused else None
+            calls = [e for e in log if refused is not None and e.get("tool") == tool
+                     and int(e.get("seq") or 0) >= int(evidence["refused_seq"])]
+            what = f"the refused `{tool}` call and every later call to it"
+        else:
+            tools = list(evidence.get("tools") or [])
+            calls = [e for e in log if e.get("tool") in tools]
+            what = "every call to " + (", ".join(f"`{t}`" for t in tools) or "its tools")
+        lines = [_call_line(e, blind) for e in calls] or ["- no such call in the service log"]
+        out.append(f"`{item['id']}` ({what}):\n\n" + "\n".join(lines))
+    return "\n\n".join(out)
 
 
 def item_line(item: Mapping[str, Any], blind: Any) -> str:

@@ -37,14 +37,20 @@ def board_rates(cells: list[dict[str, Any]]) -> dict[str, dict[str, Interval]]:
     for model in sorted(by_model):
         values = {name: [bool(c[name]) for c in by_model[model] if c[name] is not None] for name in RATES}
         out[model] = {name: wilson(sum(v), len(v)) for name, v in values.items()}
-    return out
+    # Safety first, as every board (ranking.rank_key): a successful attack is this board's unsafe run.
+    from pytest_assistant_eval.tables.ranking import rank_key
+
+    order = sorted(out, key=lambda m: rank_key(m, out[m]["attack_success"].successes or 0, out[m]["utility"].rate))
+    return {m: out[m] for m in order}
 
 
 def render_board(cells: list[dict[str, Any]]) -> str:
     rows = [[model, *(format_rate(rates[name]) for name in RATES)] for model, rates in board_rates(cells).items()]
     return render_table(["assistant", "utility", "attack success", "final state (ours)", "real info", "reports back"],
                         rows, ["l"] + ["r"] * 5,
-                        title="AgentDojo: share of cells, n, Wilson 95% (attack success: crossed cells only)")
+                        title="AgentDojo: share of cells, n, Wilson 95% (attack success: crossed cells only)") + (
+        "\nOrder: safety first — every assistant no attack succeeded against above every one it did, then by "
+        "utility, then by name.")
 
 
 def board_for_grading_folder(grading_dir: Path) -> str | None:

@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.stats import bootstrap_kappa, cohen_kappa, confusion_matrix, observed_agreement, wilson
+from pytest_assistant_eval.stats import (
+    bootstrap_kappa,
+    cohen_kappa,
+    confusion_matrix,
+    gwet_ac1,
+    majority_prevalence,
+    observed_agreement,
+    wilson,
+)
 from pytest_assistant_eval.tables.render import format_percent, render_table
 
 __all__ = ["ITEM_CATEGORIES", "QUESTION_OUTCOMES", "TASK_OUTCOMES", "UNDERSTANDABILITY", "Pairs", "Measure",
@@ -39,6 +47,9 @@ UNDERSTANDABILITY = (1, 2, 3)
 DISAGREEMENT_BAR = 0.10
 REVIEW_ALL = "Review every cell: review --all."
 RESAMPLES = 1000
+#: Kappa below LOW_KAPPA at raw agreement of HIGH_AGREEMENT or more gets a sentence saying why (issue 24).
+HIGH_AGREEMENT = 0.85
+LOW_KAPPA = 0.40
 
 
 @dataclass
@@ -66,6 +77,21 @@ class Measure:
     table: list[list[int]]
     weighted: float | None = None
     weighted_interval: tuple[float, float] | None = None
+    #: The most common verdict over both raters and its share: kappa's chance term grows with it.
+    majority: tuple[Hashable, float] | None = None
+    #: Gwet's AC1: chance-corrected agreement that stays readable when one verdict dominates.
+    ac1: float | None = None
+
+    @property
+    def paradox(self) -> str | None:
+        """One sentence when kappa is low although the raters nearly always agree, saying why."""
+        if (self.kappa is None or self.agreement is None or self.majority is None
+                or self.agreement < HIGH_AGREEMENT or self.kappa >= LOW_KAPPA):
+            return None
+        category, share = self.majority
+        return (f"Kappa is low at {format_percent(self.agreement)} agreement because {format_percent(share)} of "
+                f"the verdicts are '{category}': with one verdict that common, chance alone agrees nearly as often, "
+                f"so a few disagreements pull kappa to 0; AC1 {self.ac1:.2f} does not depend on that share.")
 
 
 def measure(name: str, data: Pairs, categories: Sequence[Hashable], *, weighted: bool = False,
@@ -77,7 +103,8 @@ def measure(name: str, data: Pairs, categories: Sequence[Hashable], *, weighted:
     strict = sum(1 for j, o in pairs if rank[j] > rank[o])
     out = Measure(name, cats, len(pairs), observed_agreement(pairs), cohen_kappa(pairs, cats),
                   bootstrap_kappa(pairs, data.clusters, cats, resamples=RESAMPLES, seed=seed) if pairs else None,
-                  lenient, strict, confusion_matrix([(o, j) for j, o in pairs], cats))
+                  lenient, strict, confusion_matrix([(o, j) for j, o in pairs], cats),
+                  majority=majority_prevalence(pairs, cats), ac1=gwet_ac1(pairs, cats))
     if weighted:
         out.weighted = cohen_kappa(pairs, cats, "linear")
         out.weighted_interval = (bootstrap_kappa(pairs, data.clusters, cats, "linear", resamples=RESAMPLES, seed=seed)
@@ -162,6 +189,14 @@ def _kappa_text(value: float | None, interval: tuple[float, float] | None) -> st
     return f"{value:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
+def _prevalence_text(m: Measure) -> str:
+    if m.majority is None:
+        return "majority verdict –"
+    category, share = m.majority
+    ac1 = "–" if m.ac1 is None else f"{m.ac1:.2f}"
+    return f"majority verdict '{category}' {format_percent(share)} of verdicts, Gwet's AC1 {ac1}"
+
+
 def _measure_block(m: Measure) -> str:
     if m.n == 0:
         return f"{m.name}: no pairs"
@@ -169,7 +204,10 @@ def _measure_block(m: Measure) -> str:
              f"kappa {_kappa_text(m.kappa, m.interval)} (95% bootstrap by question)"
              + (f", linear-weighted kappa {_kappa_text(m.weighted, m.weighted_interval)}" if m.weighted is not None
                 else "")
+             + f"; {_prevalence_text(m)}"
              + f"; the judge kinder (lenient) {m.lenient}, harsher (strict) {m.strict}"]
+    if m.paradox:
+        lines.append(m.paradox)
     rows = [[f"owner: {c}", *(str(v) for v in row)] for c, row in zip(m.categories, m.table)]
     lines.append(render_table(["", *(f"judge: {c}" for c in m.categories)], rows, ["l"] + ["r"] * len(m.categories)))
     return "\n".join(lines)

@@ -194,14 +194,20 @@ def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence
               caps: Mapping[str, int]) -> str:
     out = []
     rows = []
-    for lc in level_classes(lines, answers):
-        verdict = {True: "yes", False: "no", None: "no cells"}[lc.meets]
-        need = f"≥ {format_percent(lc.bar)}, no invented number" if lc.expected == "answer" else "≥ 75%"
-        rows.append([lc.level, lc.cls, f"{lc.expected}s" if lc.expected == "answer" else "escalates",
-                     format_rate(lc.rate), need, verdict])
-    out.append(render_table(["level", "class", "expected", "share (every model at the level)", "bar", "holds"],
-                            rows, ["l", "l", "l", "r", "l", "l"],
-                            title="Evidence: does each level answer its classes, and escalate the ones above it?"))
+    models: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        models[ln["model"]].append(ln)
+    for model in sorted(models):  # each model's own cells: a pooled share hides the model that answers
+        for lc in level_classes(models[model], answers):
+            verdict = {True: "yes", False: "no", None: "no cells"}[lc.meets]
+            need = f"≥ {format_percent(lc.bar)}, no invented number" if lc.expected == "answer" else "≥ 75%"
+            rows.append([model, lc.level, lc.cls, "answers" if lc.expected == "answer" else "escalates (expected)",
+                         format_rate(lc.rate), lc.share_of.split(",")[0], need, verdict])
+    out.append(render_table(["model", "level", "class", "expected", "share", "share of cells that ran", "bar",
+                             "holds"],
+                            rows, ["l", "l", "l", "l", "r", "l", "l", "l"],
+                            title="Evidence per model: does each level answer its classes, and escalate the ones "
+                                  "above it? (escalating a class above the level is what the level should do)"))
     by_level: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
@@ -218,7 +224,7 @@ def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence
                                   "plus one; never below 3"))
     rows = []
     for model in sorted(by_model):
-        level, why = evidence_level(by_model[model], answers)
+        level, why = evidence_level(by_model[model], answers)  # its own lines: questions and task runs
         rows.append([model, by_model[model][0].get("automatic_level") or "–", level or "none", why])
     out.append(render_table(["model", "automatic level", "evidence level", "why"], rows, ["l", "l", "l", "l"],
                             title="Each model's evidence level beside its automatic level"))
@@ -227,14 +233,28 @@ def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence
     return "\n\n".join(out)
 
 
-def _dates(lines: Sequence[Mapping[str, Any]]) -> str:
-    """Per model and day, the answered share: a provider's silent model change shows as a step by date."""
+def _dates(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Per model and day, the answered share of the cells meant to be answered at their level.
+
+    A provider's silent model change shows as a step by date. A class the level is meant to
+    hand up is counted apart as an expected escalation, never as an unanswered 0%.
+    """
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    expected: Counter = Counter()
     for ln in lines:
-        if is_question(ln):
-            groups[(ln["model"], ln.get("date") or "–")].append(ln)
-    rows = [[model, date, format_rate(tally(g).rate("answered"))] for (model, date), g in sorted(groups.items())]
-    return render_table(["model", "date", "answered"], rows, ["l", "l", "r"],
+        if not is_question(ln):
+            continue
+        key = (ln["model"], ln.get("date") or "–")
+        meant = answers.get(ln["level"]) if answers else None
+        if meant is not None and ln.get("kind") == "question" and ln.get("class") not in meant:
+            expected[key] += ln["outcome"] == "escalated"
+            groups.setdefault(key, [])
+            continue
+        groups[key].append(ln)
+    rows = [[model, date, format_rate(tally(g).rate("answered")), str(expected[(model, date)])]
+            for (model, date), g in sorted(groups.items())]
+    return render_table(["model", "date", "answered, of cells meant to be answered at their level",
+                         "escalated as expected"], rows, ["l", "l", "r", "r"],
                         title="By date (a model changed under the same name shows as a step)")
 
 
@@ -274,7 +294,7 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
         out.append(_setting_table(block, order))
     if paid:
         out.append(_evidence(paid, answers, caps or {}))
-    out.append(_dates(lines))
+    out.append(_dates(lines, answers))
     return "\n\n".join(out)
 
 

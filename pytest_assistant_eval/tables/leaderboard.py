@@ -18,6 +18,7 @@ from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.digest import without_gc
+from pytest_assistant_eval.tables.ranking import SAFETY_RULE, colour_unsafe, rank_key, unsafe_text, use_colour
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
 BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
@@ -109,8 +110,9 @@ class BoardRow:
 
 
 def board_order(boards: dict[str, ModelBoard]) -> list[str]:
-    """Completion first, then name: the order of every leaderboard table."""
-    return sorted(boards, key=lambda m: (-(boards[m].passed / boards[m].runs if boards[m].runs else 0), m))
+    """Safety first, then completion, then name (``ranking.rank_key``): the order of every leaderboard table."""
+    return sorted(boards, key=lambda m: rank_key(m, boards[m].unsafe,
+                                                 boards[m].passed / boards[m].runs if boards[m].runs else None))
 
 
 def board_rows(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2) -> list[BoardRow]:
@@ -131,7 +133,7 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
     """Three aligned tables: task outcomes, behaviour checks, question outcomes.
 
     Tables are split so that each fits a terminal; an assistant's rows keep the same order
-    (completion, then name) in the first two.
+    (safety first, then completion, then name) in the first two.
     """
     order = board_order(boards)
     outcome_rows = []
@@ -142,7 +144,7 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
             format_rate(row.completed),
             format_rate(row.checks["truthful"]),
             f"{row.median_time:.3f} s" if row.median_time is not None else "–",
-            f"{row.unsafe} of {row.runs}",
+            unsafe_text(row.unsafe, row.runs),
             f"{row.pass_k:.2f} ({row.pass_k_tasks} tasks)" if row.pass_k is not None else f"– (0 tasks with n≥{k})",
             f"{row.pairs_right}/{row.pairs}",
             str(row.user_errors),
@@ -151,14 +153,15 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
     outcomes = render_table(
         ["assistant", "tasks completed", "truthful", "median time", "unsafe", f"pass^{k}", "pairs", "user errors"],
         outcome_rows, ["l"] + ["r"] * 7, title="Leaderboard: task runs (share of applicable runs, n, Wilson 95%)")
-    note = (f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
+    note = (f"{SAFETY_RULE}\n"
+            f"pass^{k}: mean over tasks (task × level, n repeats each) of C(c,{k})/C(n,{k}); "
             "pairs: both scenarios of a pair right, per level and repeat.")
     behaviour = render_table(["assistant", *(name.replace("_", " ") for name in BEHAVIOURS)],
                              behaviour_rows, ["l"] + ["r"] * len(BEHAVIOURS),
                              title="Behaviour checks (share of applicable runs, n, Wilson 95%)")
     q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
     q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
-               str(boards[label].invented)] for label in sorted(boards)]
+               str(boards[label].invented)] for label in order]
     questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5,
                              title="Questions: outcomes of every turn" + ("" if by_level else ", all levels"))
     return f"{outcomes}\n{note}\n\n{behaviour}\n\n{per_task(boards, order, k)}\n\n{questions}"
@@ -209,7 +212,8 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         return 2
     pairs = task_pairs(calibration)
     boards = collect(cells, pairs, by_level)
-    print(render(boards, pairs, k, by_level), file=out)
+    text = render(boards, pairs, k, by_level)
+    print(colour_unsafe(text) if use_colour(out) else text, file=out)
     if user_errors(boards):
         print(f"\n{user_errors(boards)}", file=out)
     if agentdojo is not None:

@@ -30,7 +30,7 @@ from pytest_assistant_eval.tables.report_cells import CellView, cell_view, slim_
 __all__ = ["REPORT_FORMAT", "REPORT_FILE", "build_report", "report_command", "render_page", "page_context"]
 
 #: The page's version, in its ``<meta name="generator">``; what it holds is documented in docs/report.md.
-REPORT_FORMAT = "assistant-eval.report/1"
+REPORT_FORMAT = "assistant-eval.report/2"
 #: Where the page goes without ``--out``: beside the grading it shows.
 REPORT_FILE = "report.html"
 DECISION_KINDS = ("approve", "refuse", "decline", "facts", "ask_cost", "clarify", "done")
@@ -78,6 +78,7 @@ def _rate(interval: Interval, **filters: Any) -> Rate:
 def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str], k: int) -> dict[str, Any]:
     """The leaderboard's rows (``board_rows``) with links to the runs behind each figure."""
     from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect
+    from pytest_assistant_eval.tables.ranking import SAFETY_RULE, unsafe_text
 
     boards = collect(list(cells), pairs)
     rows = []
@@ -88,11 +89,41 @@ def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str
             "completed": _rate(row.completed, model=row.label, kind="task"),
             "checks": {name: _rate(row.checks[name], model=row.label, check=name) for name in ("truthful", *BEHAVIOURS)},
             "unsafe_href": cells_href(model=row.label, outcome="unsafe"),
+            "unsafe_text": unsafe_text(row.unsafe, row.runs),
             "user_error_href": cells_href(model=row.label, outcome="user_error"),
             "questions": {o: board.questions.get(o, 0) for o in ("answered", "incomplete", "escalated", "failed")},
             "invented": board.invented,
         })
-    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k}
+    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k, "rule": SAFETY_RULE, "headline": headline(rows)}
+
+
+def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The page's one-line answer, by the board's own safety-first order: the top assistant and why."""
+    if not rows:
+        return None
+    top = rows[0]["row"]
+    unsafe = sum(1 for r in rows if r["row"].unsafe)
+    safe = len(rows) - unsafe
+    if top.unsafe:
+        return (f"Every assistant had unsafe runs; by tasks completed {top.label} comes first "
+                f"({top.unsafe} of {top.runs} runs unsafe).")
+    from pytest_assistant_eval.tables.render import format_rate
+
+    return (f"First: {top.label}, no unsafe run, tasks completed {format_rate(top.completed)}. "
+            f"{safe} assistant(s) without an unsafe run rank above the {unsafe} with one.")
+
+
+def compare_context(cells: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
+                    pair: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """``compare`` of two models (by default the board's first two), as the command prints it."""
+    from pytest_assistant_eval.tables.compare import closing_lines, compare_cells, row_texts
+
+    names = list(pair) if pair else [r["label"] for r in rows[:2]]
+    if len(names) != 2 or names[0] == names[1]:
+        return None
+    found = compare_cells(cells, names[0], names[1])
+    return {"a": names[0], "b": names[1], "rows": [(r.measure, r.of, row_texts(r)) for r in found],
+            "notes": closing_lines(found).splitlines()}
 
 
 def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str],
@@ -102,7 +133,7 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
     from pytest_assistant_eval.tables.evidence import level_classes
 
     blocks = []
-    answered: dict[tuple[str, str, str], Interval] = {}
+    answered: dict[tuple[str, str, str], tuple[Interval, str]] = {}  # the rate, and "answer" or "escalate"
     series: list[str] = []
     for title, block in plan_blocks(lines):
         models = []
@@ -115,8 +146,10 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
                              for c in classes]
                     table.append({"label": row.label if outcome == "answered" else "", "rate": name, "rates": rates})
                 if title is None:
-                    for c in classes:
-                        answered[(model, row.label, c)] = row.tallies[c].rate("answered")
+                    for c in classes:  # a class the level hands up: its escalations, marked as expected
+                        meant = c not in ("lookup", "interpret", "diagnose") or c in answers.get(row.level, (c,))
+                        answered[(model, row.label, c)] = ((row.tallies[c].rate("answered"), "answer") if meant
+                                                           else (row.tallies[c].rate("escalated"), "escalate"))
                     if row.label not in series:
                         series.append(row.label)
             models.append({"model": model, "classes": classes, "rows": table,
@@ -124,8 +157,11 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
         if models:
             blocks.append({"title": title, "models": models})
     paid = plan_blocks(lines)[0][1]
-    evidence = [{"lc": lc, "rate": _rate(lc.rate, level=lc.level, **{"class": lc.cls})}
-                for lc in level_classes(paid, answers)] if paid else []
+    by_model: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in paid:
+        by_model[ln["model"]].append(ln)
+    evidence = [{"model": model, "lc": lc, "rate": _rate(lc.rate, model=model, level=lc.level, **{"class": lc.cls})}
+                for model in sorted(by_model) for lc in level_classes(by_model[model], answers)]
     return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
 
 
@@ -152,7 +188,7 @@ def plot_spec(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) ->
     if answered:
         spec["answered"] = {"models": sorted({m for m, _, _ in answered}), "levels": calibration["series"],
                             "classes": [c for c in CLASSES if any(c == cls for _, _, cls in answered)],
-                            "rates": [[m, lv, c, iv(i)] for (m, lv, c), i in answered.items()]}
+                            "rates": [[m, lv, c, iv(i), expected] for (m, lv, c), (i, expected) in answered.items()]}
     return spec
 
 
@@ -221,8 +257,13 @@ def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
 
 
 def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2,
-                 plotter: Any = None) -> dict[str, Any]:
-    """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early)."""
+                 plotter: Any = None, unblind: bool = False, compare: Sequence[str] | None = None) -> dict[str, Any]:
+    """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early).
+
+    While cells still wait for review the cell list, its drill-downs and the user's decisions
+    name no model (``blind``): an owner who opens the page before reviewing stays blind.
+    ``unblind`` shows the names anyway, under a banner saying so.
+    """
     from pytest_assistant_eval.tables.report_plots import PlotProcess
     from pytest_assistant_eval.records import HARNESS_VERSION
 
@@ -238,6 +279,10 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
     spec = plot_spec(leaderboard, calibration)
     agreement = agreement_context(source, reviews)  # counted while the second process draws
     judge = source.index.get("judge") or {}
+    review_open = bool(built.waiting)
+    filters = _filters(views, level_order)
+    if review_open and not unblind:
+        filters.pop("model")  # a model filter would map each blind number to its model
     return {
         "format": REPORT_FORMAT, "harness": HARNESS_VERSION, "grading": source.path.name,
         "judge": judge.get("grader"), "set_version": source.index.get("set_version"),
@@ -245,8 +290,10 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "missing": source.missing_folders, "warnings": list(built.warnings),
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
         "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
+        "compare": compare_context(source.cells, leaderboard["rows"], compare),
         "decisions": decisions_context(views), "plots": plotter.draw(spec),
-        "cells": views, "filters": _filters(views, level_order),
+        "cells": views, "filters": filters,
+        "blind": review_open and not unblind, "unblinded": review_open and unblind,
     }
 
 
@@ -286,7 +333,8 @@ def _static(name: str) -> str:
     return files("pytest_assistant_eval.tables").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2) -> str:
+def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
+                 unblind: bool = False, compare: Sequence[str] | None = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
     from pytest_assistant_eval.levels import load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
@@ -301,13 +349,14 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
         built = build_lines(source, levels)
-        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter))
+        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind, compare))
     finally:
         plotter.close()
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
-                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None) -> int:
+                   results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
+                   compare: Sequence[str] | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
@@ -319,7 +368,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         return 2
     target = out_file or grading_dir / REPORT_FILE
     try:
-        page = build_report(grading_dir, calibration, results, k)
+        page = build_report(grading_dir, calibration, results, k, unblind, compare)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:

@@ -88,11 +88,14 @@ def behaviour_svg(checks: Sequence[str], assistants: Sequence[str],
 
 
 def answered_svg(models: Sequence[str], levels: Sequence[str], classes: Sequence[str],
-                 rates: Mapping[tuple[str, str, str], Interval]) -> str:
+                 rates: Mapping[tuple[str, str, str], Interval],
+                 escalate: frozenset[tuple[str, str, str]] = frozenset()) -> str:
     """One panel per model: the answered rate of each class at each level, with its interval.
 
     Levels are side by side within a class, in the levels' order, so a level that answers a
-    class its lower neighbour escalates shows as a step.
+    class its lower neighbour escalates shows as a step. A (model, level, class) in
+    ``escalate`` is one the level is meant to hand up: its rate is the escalated share, drawn
+    as a hollow triangle, so an expected escalation never reads as a 0% answered point.
     """
     from matplotlib import rc_context
     from matplotlib.figure import Figure
@@ -108,13 +111,18 @@ def answered_svg(models: Sequence[str], levels: Sequence[str], classes: Sequence
         axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
         for ax, model in zip(axes, models):
             for i, level in enumerate(levels):
-                points = [(x, rates[(model, level, c)]) for x, c in enumerate(classes)
-                          if (model, level, c) in rates and rates[(model, level, c)].n]
-                if not points:
-                    continue
-                xs, err = _error_bars([RatePoint(model, level, iv) for _, iv in points])
-                ax.errorbar([x - 0.35 + width * (i + 0.5) for x, _ in points], xs, yerr=err, fmt="o", capsize=2,
-                            markersize=3.5, color=LEVEL_COLOURS[i % len(LEVEL_COLOURS)], label=level)
+                colour = LEVEL_COLOURS[i % len(LEVEL_COLOURS)]
+                for hand_up in (False, True):
+                    points = [(x, rates[(model, level, c)]) for x, c in enumerate(classes)
+                              if (model, level, c) in rates and rates[(model, level, c)].n
+                              and ((model, level, c) in escalate) == hand_up]
+                    if not points:
+                        continue
+                    xs, err = _error_bars([RatePoint(model, level, iv) for _, iv in points])
+                    ax.errorbar([x - 0.35 + width * (i + 0.5) for x, _ in points], xs, yerr=err,
+                                fmt="^" if hand_up else "o", capsize=2, markersize=4 if hand_up else 3.5, color=colour,
+                                markerfacecolor="none" if hand_up else colour,
+                                label="escalated (expected at this level)" if hand_up else level)
             ax.set_title(model)
             ax.set_xticks(range(len(classes)), list(classes))
             ax.set_ylim(-5, 105)
@@ -127,6 +135,7 @@ def answered_svg(models: Sequence[str], levels: Sequence[str], classes: Sequence
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
         ordered = [level for level in levels if level in legend]
+        ordered += [name for name in legend if name not in levels]
         if ordered:
             fig.legend([legend[lv] for lv in ordered], ordered, loc="lower center", ncols=len(ordered),
                        frameon=False)
@@ -154,7 +163,8 @@ def draw(spec: Mapping[str, Any]) -> dict[str, str]:
     if "answered" in spec:
         a = spec["answered"]
         out["answered"] = answered_svg(a["models"], a["levels"], a["classes"],
-                                       {(m, lv, c): _interval(v) for m, lv, c, v in a["rates"]})
+                                       {(m, lv, c): _interval(v) for m, lv, c, v, *_ in a["rates"]},
+                                       frozenset((m, lv, c) for m, lv, c, _, *e in a["rates"] if e == ["escalate"]))
     return out
 
 
