@@ -147,3 +147,11 @@ def test_no_sentence_when_kappa_is_low_because_the_raters_disagree():
                 ITEM_CATEGORIES)
     assert m.paradox is None
     assert "Kappa is low" not in _measure_block(m)
+
+
+def test_a_contested_settled_item_counts_as_the_judges_wrong_in_item_agreement():
+    # Issue 21: the owner is asked about an item the judge contested; agreement counts the pair.
+    cells = [cell(1, {"G01/fact:a": "contested"}, "answered")]
+    queue = [{"n": 1, "reasons": ["contested"], "sample": False}]
+    groups = collect(cells, queue, {1: review(1, {"G01/fact:a": "wrong"}, 1, "failed")})
+    assert groups["all"].items.pairs == [("wrong", "wrong")]

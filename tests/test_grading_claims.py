@@ -177,6 +177,11 @@ def test_the_four_false_rights_of_the_issue_are_not_settled_by_code(calibration:
     fact = next(i for i in check_record(record, cases, levels).items if i.kind == "fact")
     assert fact.pending  # 68 ft² is an area of another size, not a unit-less 68
     assert grade_record(record, cases, levels)["outcome"] == "failed"
+    # a denied clash: the session is named, but in a sentence that says nothing clashes
+    record = _question_record("G19", "The Saturday 4 April slot at 10:00 has nothing else booked against it; "
+                                     "the Portfolio photo session is the only other entry that weekend.")
+    saturday = next(i for i in check_record(record, cases, levels).items if i.id.endswith("G19.saturday"))
+    assert saturday.pending
 
 
 # -- report points and not-applicable checks ------------------------------------------------------

@@ -150,8 +150,12 @@ def add_cell(group: Group, cell: Mapping[str, Any], review: Mapping[str, Any]) -
     for item_id in review["asked"]:
         judged = verdicts.get(item_id)
         mine = first["verdicts"].get(item_id)
-        if isinstance(judged, Mapping) and judged.get("verdict") in ITEM_CATEGORIES and mine in ITEM_CATEGORIES:
-            group.items.add(judged["verdict"], mine, _question_of(item_id, case))
+        said = judged.get("verdict") if isinstance(judged, Mapping) else None
+        # A contested settled item is the judge saying code's "right" is not (issue 21): it counts
+        # as the judge's "wrong", so agreement shows how often the owner sides with the contest.
+        said = "wrong" if said == "contested" else said
+        if said in ITEM_CATEGORIES and mine in ITEM_CATEGORIES:
+            group.items.add(said, mine, _question_of(item_id, case))
     owner_outcome = (review.get("first_grade") or {}).get("outcome")
     if cell.get("outcome") in QUESTION_OUTCOMES and owner_outcome in QUESTION_OUTCOMES:
         group.questions.add(cell["outcome"], owner_outcome, case)
