@@ -98,6 +98,8 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
         if not keys or d.start in skip or RELATIVE_RE.fullmatch(d.text):
             # "today", "this Thursday": a way of speaking, not a date the text claims
             continue
+        if d.kind == "time" and re.search(r"[-−+]\s*$", text[max(0, d.start - 3):d.start]):
+            continue  # "14:30 - 01:00 = 13:30": an offset subtracted, not a time of day
         # A date is backed when its day (or month) was shown; a time when its clock was.
         wanted = "month" if d.kind == "month" else "day"
         day_keys = {k for k in keys if k[0] == wanted}
