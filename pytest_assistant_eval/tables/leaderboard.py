@@ -172,6 +172,19 @@ def user_errors(boards: dict[str, ModelBoard]) -> str:
     return "User errors (the simulated user's reply was wrong; in no rate):\n" + "\n".join(lines)
 
 
+def task_counts(boards: dict[str, ModelBoard]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per assistant (board order) and task: (passing runs, runs), every level together."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for label in board_order(boards):
+        counts: dict[str, list[int]] = {}
+        for (case, _), values in sorted(boards[label].trials.items()):
+            c = counts.setdefault(case, [0, 0])
+            c[0] += sum(values)
+            c[1] += len(values)
+        out[label] = {task: (c[0], c[1]) for task, c in sorted(counts.items())}
+    return out
+
+
 def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
     """Passing runs out of runs for every task: the n behind pass^k, shown rather than implied (S8.5)."""
     tasks = sorted({case for b in boards.values() for case, _ in b.trials})
@@ -190,7 +203,7 @@ def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
 
 @without_gc
 def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout, *,
-                        k: int = 2, by_level: bool = False) -> int:
+                        k: int = 2, by_level: bool = False, fmt: str = "text", table: str | None = None) -> int:
     from pytest_assistant_eval.tables.grading_source import read_graded_cells
 
     if k < 1:
@@ -209,6 +222,13 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         return 2
     pairs = task_pairs(calibration)
     boards = collect(cells, pairs, by_level)
+    if fmt != "text":
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import leaderboard_tables
+
+        emit(fmt, leaderboard_tables(board_rows(boards, pairs, k), task_counts(boards), k, by_level), None, out,
+             table=table)
+        return 0
     print(render(boards, pairs, k, by_level), file=out)
     if user_errors(boards):
         print(f"\n{user_errors(boards)}", file=out)

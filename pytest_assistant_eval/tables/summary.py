@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,7 +27,7 @@ CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
 #: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
 SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
                 "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
-                "skip_reason", "na_reason")
+                "skip_reason", "na_reason", "requests", "output_tokens", "blind_n")
 
 
 class SummaryRefused(Exception):
@@ -39,16 +40,34 @@ def _understandability(counts: Counter) -> str:
     return " ".join(f"{k}:{counts[k]}" for k in (1, 2, 3))
 
 
-def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
-    """The summary's tables as text."""
+@dataclass
+class SummaryGroups:
+    """The summary's figures, counted once: the text tables and the data tables (``--format``) read these."""
+
+    questions: dict[tuple[str, str, str], Tally]  # (model, level setting, class)
+    tasks: dict[tuple[str, str], Tally]  # (model, level setting)
+    by_model: dict[str, int]
+    automatic: dict[str, Any]
+    codes_of: dict[str, Counter]
+    set_apart: dict[str, list[Mapping[str, Any]]]
+    #: (model, level setting, class or None for tasks) -> (cells with a token count, requests, output tokens)
+    usage: dict[tuple[str, str, str | None], list[int]]
+    model_usage: dict[str, list[int]]
+    level_of: dict[tuple[str, str], str]
+    setting_of: dict[tuple[str, str], str | None]
+    rank: dict[str, int]
+
+    def order(self, key: tuple[str, str, str]) -> tuple[Any, ...]:
+        model, label, cls = key
+        level = self.level_of.get((model, label), label.split(" ")[0])
+        return (model, self.rank.get(level, len(self.rank)), label,
+                CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
+
+
+def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> SummaryGroups:
+    """Group the lines by model, level setting and class, and count each group once."""
     lines = built.lines
     rank = {name: i for i, name in enumerate(level_order)}
-
-    def order(key: tuple[str, str, str]) -> tuple[Any, ...]:
-        model, setting, cls = key
-        level = setting.split(" ")[0]
-        return (model, rank.get(level, len(rank)), setting, CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
-
     # One pass over the lines (100,000 are slow to walk, whatever is done with each): grouped by
     # model, level, setting and class; the rows' setting labels and tallies come after, per group.
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = defaultdict(list)
@@ -74,10 +93,35 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
         settings[(model, level)].add(setting)
     questions: dict[tuple[str, str, str], Tally] = {}
     tasks: dict[tuple[str, str], Tally] = {}
+    usage: dict[tuple[str, str, str | None], list[int]] = {}
+    model_usage: dict[str, list[int]] = {}
+    level_of: dict[tuple[str, str], str] = {}
+    setting_of: dict[tuple[str, str], str | None] = {}
     for (model, level, setting, question, cls), group in groups.items():
         label = setting_label(level, setting, len(settings[(model, level)]))
+        level_of[(model, label)] = level
+        setting_of[(model, label)] = setting
         into, key = (questions, (model, label, cls)) if question else (tasks, (model, label))
         into[key] = into[key].merged(tally(group)) if key in into else tally(group)  # type: ignore[index]
+        counted = [0, 0, 0]
+        for ln in group:
+            tokens = ln.get("output_tokens")
+            if tokens is not None:
+                counted[0] += 1
+                counted[2] += int(tokens)
+            counted[1] += int(ln.get("requests") or 0)
+        for target in (usage.setdefault((model, label, cls), [0, 0, 0]), model_usage.setdefault(model, [0, 0, 0])):
+            for i in range(3):
+                target[i] += counted[i]
+    return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage,
+                         level_of, setting_of, rank)
+
+
+def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None) -> str:
+    """The summary's tables as text."""
+    g = groups or summary_groups(built, level_order)
+    questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
+    codes_of, set_apart, order = g.codes_of, g.set_apart, g.order
 
     out: list[str] = []
     rows = []
@@ -108,6 +152,10 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
         auto = automatic[model] or "–"
         notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
                      f"not part of the grade): {failed}")
+        cells, requests, tokens = g.model_usage.get(model, (0, 0, 0))
+        if cells:
+            notes.append(f"    usage: {requests:,} request(s), {tokens:,} output token(s) over {cells:,} cell(s) "
+                         f"({tokens // cells:,} a cell)")
         for what, outcome, reason in (("skipped by the owner", "skipped", "skip_reason"),
                                       ("not applicable", "not_applicable", "na_reason")):
             apart = [ln for ln in set_apart[model] if ln["outcome"] == outcome]
@@ -178,7 +226,8 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
 
 @without_gc
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
-                    results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
+                    results_file: Path | None = None, out: TextIO = sys.stdout, fmt: str = "text",
+                    table: str | None = None) -> int:
     from pytest_assistant_eval.grading.lock import grading_lock
 
     from pytest_assistant_eval.levels import LevelsError, load_levels
@@ -196,8 +245,15 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
-    print(render_summary(built, levels.names), file=out)
-    _user_errors(built, source, out)
+    if fmt == "text":
+        print(render_summary(built, levels.names), file=out)
+        _user_errors(built, source, out)
+    else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import summary_tables
+
+        emit(fmt, summary_tables(summary_groups(built, levels.names), built.lines), None, out, table=table)
+        out = sys.stderr
     _agreement_and_helpfulness(source, out)
     if not record:
         return 0
