@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="assistant-eval", description=(
         "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))
-    parser.add_argument("--version", action="version", version=f"assistant-eval {HARNESS_VERSION}",
+    parser.add_argument("-V", "--version", action="version", version=f"assistant-eval {HARNESS_VERSION}",
                         help="print the harness's version and exit")
     _add_calibration(parser, default_calibration_dir())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -9,6 +9,7 @@ a line is a grade, and a grade recorded before its review would pass for final.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -117,8 +118,9 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> Summar
                          level_of, setting_of, rank)
 
 
-def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None) -> str:
-    """The summary's tables as text."""
+def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None,
+                   grading_dir: Path | None = None) -> str:
+    """The summary's tables as text; ``grading_dir`` names the review command for the waiting cells."""
     g = groups or summary_groups(built, level_order)
     questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
     codes_of, set_apart, order = g.codes_of, g.set_apart, g.order
@@ -168,7 +170,9 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: S
     if built.waiting:
         shown = ", ".join(f"#{n}" for n, *_ in sorted(built.waiting)[:12])
         more = f" and {len(built.waiting) - 12} more" if len(built.waiting) > 12 else ""
-        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}")
+        where = shlex.quote(str(grading_dir)) if grading_dir is not None else "GRADING"
+        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}; review them with: "
+                   f"assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
     if built.warnings:
         out.append("\n".join(f"warning: {w}" for w in built.warnings))
     return "\n\n".join(out)
@@ -188,6 +192,22 @@ def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[
 
     known = {line_key(ln): _grade_of(ln) for ln in latest(recorded)}
     return [ln for ln in built.lines if known.get(line_key(ln)) != _grade_of(ln)]
+
+
+def _reference_lines(built: BuiltLines, target: Path, calibration: Path) -> set[int]:
+    """The lines of the scripted reference assistants, when recording into the calibration folder's own file.
+
+    The calibration results are evidence about models; the reference assistants (preset
+    ``scripted``) only show that each check catches its fault, and the demo keeps them in its own
+    file for that reason. ``--file`` elsewhere records them.
+    """
+    try:
+        own = target.resolve() == (calibration / "results.jsonl").resolve()
+    except OSError:
+        own = False
+    if not own:
+        return set()
+    return {id(ln) for ln in built.lines if ln.get("preset") == "scripted"}
 
 
 def _user_errors(built: BuiltLines, source: Any, out: TextIO) -> None:
@@ -246,7 +266,7 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     if fmt == "text":
-        print(render_summary(built, levels.names), file=out)
+        print(render_summary(built, levels.names, grading_dir=grading_dir), file=out)
         _user_errors(built, source, out)
     else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
         from pytest_assistant_eval.tables.formats import emit
@@ -267,12 +287,18 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         if source.missing_folders:
             raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                                  f"{grading_dir}; give them with --results so every line is whole; nothing was recorded")
+        kept_out = _reference_lines(built, target, calibration)
         with grading_lock(grading_dir, SummaryRefused):
-            fresh = new_lines(built, read_lines(target).lines)
+            fresh = [ln for ln in new_lines(built, read_lines(target).lines) if id(ln) not in kept_out]
             written = append_lines(target, fresh)
     except (SummaryRefused, ResultsFileError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
-    print(f"\nRecorded {written} line(s) in {target} ({len(built.lines) - written} already recorded with the "
-          "same grade)", file=out)
+    print(f"\nRecorded {written} line(s) in {target} ({len(built.lines) - len(kept_out) - written} already "
+          "recorded with the same grade)", file=out)
+    if kept_out:
+        models = sorted({str(ln.get("model")) for ln in built.lines if id(ln) in kept_out})
+        print(f"Left out {len(kept_out)} line(s) of the built-in reference assistants ({', '.join(models)}): they are "
+              f"no evidence about models, so {target} never holds them (the demo records them in its own file; "
+              "--file FILE records them elsewhere)", file=out)
     return 0
