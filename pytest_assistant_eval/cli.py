@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append one line per cell to the results file (refused while cells wait for review)")
     p.add_argument("--file", type=Path, default=None,
                    help="the results file (default: results.jsonl in the calibration folder)")
+    p.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                   help="a YAML of input and output prices per million tokens per PRESET:MODEL: the cost per cell, "
+                        "model and run, the judge apart (docs/results.md)")
     add_format_arguments(p, SUMMARY_TABLES)
 
     p = sub.add_parser("review", help="the owner's review of a grading folder: the queue, blind verdicts first")
@@ -226,7 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.summary import summary_command
 
         return summary_command(args.dir, args.calibration, results=args.results, record=args.record,
-                               results_file=args.file, fmt=args.format, table=args.table)
+                               results_file=args.file, fmt=args.format, table=args.table,
+                               prices_file=args.prices)
     if args.command == "review":
         from pytest_assistant_eval.review.cli_options import run_review
 

@@ -89,7 +89,7 @@ def _agentdojo(base: Path, fmt: str, table: str | None) -> str:
 
 COMMANDS: dict[str, tuple[Callable[[Path, str, str | None], str], str]] = {
     "leaderboard": (_leaderboard, "leaderboard"), "task_runs": (_leaderboard, "task_runs"),
-    "summary": (_summary, "summary"), "cells": (_summary, "cells"),
+    "summary": (_summary, "summary"), "cells": (_summary, "cells"), "usage": (_summary, "usage"),
     "calibrate": (_calibrate, "calibrate"), "agentdojo_board": (_agentdojo, "agentdojo_board"),
 }
 

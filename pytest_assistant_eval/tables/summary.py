@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.lines import BuiltLines
+from pytest_assistant_eval.tables.prices import Prices, route_key
 from pytest_assistant_eval.tables.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
 
@@ -28,7 +29,8 @@ CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
 #: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
 SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
                 "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
-                "skip_reason", "na_reason", "requests", "output_tokens", "blind_n")
+                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens", "blind_n", "preset",
+                "model_name")
 
 
 class SummaryRefused(Exception):
@@ -51,9 +53,11 @@ class SummaryGroups:
     automatic: dict[str, Any]
     codes_of: dict[str, Counter]
     set_apart: dict[str, list[Mapping[str, Any]]]
-    #: (model, level setting, class or None for tasks) -> (cells with a token count, requests, output tokens)
+    #: (model, level setting, class or None for tasks) -> [cells with a token count, requests, output tokens,
+    #: input tokens]
     usage: dict[tuple[str, str, str | None], list[int]]
     model_usage: dict[str, list[int]]
+    route_of: dict[str, str]  # model -> PRESET:MODEL, its key in a prices file
     level_of: dict[tuple[str, str], str]
     setting_of: dict[tuple[str, str], str | None]
     rank: dict[str, int]
@@ -96,6 +100,7 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> Summar
     tasks: dict[tuple[str, str], Tally] = {}
     usage: dict[tuple[str, str, str | None], list[int]] = {}
     model_usage: dict[str, list[int]] = {}
+    route_of: dict[str, str] = {}
     level_of: dict[tuple[str, str], str] = {}
     setting_of: dict[tuple[str, str], str | None] = {}
     for (model, level, setting, question, cls), group in groups.items():
@@ -104,22 +109,26 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> Summar
         setting_of[(model, label)] = setting
         into, key = (questions, (model, label, cls)) if question else (tasks, (model, label))
         into[key] = into[key].merged(tally(group)) if key in into else tally(group)  # type: ignore[index]
-        counted = [0, 0, 0]
+        counted = [0, 0, 0, 0]
         for ln in group:
-            tokens = ln.get("output_tokens")
-            if tokens is not None:
+            tokens, given = ln.get("output_tokens"), ln.get("input_tokens")
+            if tokens is not None or given is not None:
                 counted[0] += 1
-                counted[2] += int(tokens)
+                counted[2] += int(tokens or 0)
+                counted[3] += int(given or 0)
             counted[1] += int(ln.get("requests") or 0)
-        for target in (usage.setdefault((model, label, cls), [0, 0, 0]), model_usage.setdefault(model, [0, 0, 0])):
-            for i in range(3):
+        for target in (usage.setdefault((model, label, cls), [0, 0, 0, 0]),
+                       model_usage.setdefault(model, [0, 0, 0, 0])):
+            for i in range(4):
                 target[i] += counted[i]
-    return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage,
+        if model not in route_of and group:
+            route_of[model] = route_key(group[0].get("preset"), group[0].get("model_name"))
+    return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage, route_of,
                          level_of, setting_of, rank)
 
 
 def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None,
-                   grading_dir: Path | None = None) -> str:
+                   grading_dir: Path | None = None, prices: Prices | None = None) -> str:
     """The summary's tables as text; ``grading_dir`` names the review command for the waiting cells."""
     g = groups or summary_groups(built, level_order)
     questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
@@ -154,10 +163,16 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: S
         auto = automatic[model] or "–"
         notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
                      f"not part of the grade): {failed}")
-        cells, requests, tokens = g.model_usage.get(model, (0, 0, 0))
+        cells, requests, tokens, given = g.model_usage.get(model, (0, 0, 0, 0))
         if cells:
-            notes.append(f"    usage: {requests:,} request(s), {tokens:,} output token(s) over {cells:,} cell(s) "
-                         f"({tokens // cells:,} a cell)")
+            line = (f"    usage: {requests:,} request(s), {given:,} input and {tokens:,} output token(s) over "
+                    f"{cells:,} cell(s) (a cell: {given // cells:,} input, {tokens // cells:,} output)")
+            if prices is not None:
+                key = g.route_of.get(model, "")
+                cost = prices.cost(key, given, tokens)
+                line += (f"; cost {prices.money(cost)} ({prices.money(cost / cells)} a cell)" if cost is not None
+                         else f"; cost unknown: {prices.path} has no price for {key}")
+            notes.append(line)
         for what, outcome, reason in (("skipped by the owner", "skipped", "skip_reason"),
                                       ("not applicable", "not_applicable", "na_reason")):
             apart = [ln for ln in set_apart[model] if ln["outcome"] == outcome]
@@ -210,6 +225,50 @@ def _reference_lines(built: BuiltLines, target: Path, calibration: Path) -> set[
     return {id(ln) for ln in built.lines if ln.get("preset") == "scripted"}
 
 
+def judge_usage(grading_dir: Path) -> dict[str, dict[str, int]]:
+    """The judge's requests and tokens per ``PRESET:MODEL``, from the grading's ``usage.json`` (none: offline)."""
+    from pytest_assistant_eval.grading.judging import USAGE_FORMAT
+    from pytest_assistant_eval.records import RecordError, read_json
+
+    path = grading_dir / "usage.json"
+    if not path.exists():
+        return {}
+    try:
+        judges = read_json(path, USAGE_FORMAT).get("judges") or {}
+    except RecordError:
+        return {}
+    return {str(k): {n: int(v.get(n) or 0) for n in ("requests", "input_tokens", "output_tokens")}
+            for k, v in judges.items() if isinstance(v, Mapping)}
+
+
+def _costs(grading_dir: Path, g: SummaryGroups, prices: Prices | None, out: TextIO) -> None:
+    """The judge's requests apart from the models' (they grade, they are not graded), and the run's cost."""
+    judges = judge_usage(grading_dir)
+    lines = []
+    judge_cost: float | None = 0.0
+    for key, u in sorted(judges.items()):
+        line = (f"  {key}: {u['requests']:,} request(s), {u['input_tokens']:,} input and "
+                f"{u['output_tokens']:,} output token(s)")
+        if prices is not None:
+            cost = prices.cost(key, u["input_tokens"], u["output_tokens"])
+            judge_cost = None if cost is None or judge_cost is None else judge_cost + cost
+            line += f"; cost {prices.money(cost)}" if cost is not None else f"; cost unknown: no price for {key}"
+        lines.append(line)
+    if lines:
+        print("\nJudge requests (the grading's usage.json; counted apart from the models')", file=out)
+        print("\n".join(lines), file=out)
+    if prices is None:
+        return
+    model_cost: float | None = 0.0
+    for model, (_, _, tokens, given) in g.model_usage.items():
+        cost = prices.cost(g.route_of.get(model, ""), given, tokens)
+        model_cost = None if cost is None or model_cost is None else model_cost + cost
+    total = None if model_cost is None or judge_cost is None else model_cost + judge_cost
+    print(f"\nCost of this run ({prices.path}): the models {prices.money(model_cost)}, the judge "
+          f"{prices.money(judge_cost)}, in all {prices.money(total)}"
+          + ("" if total is not None else " (a price is missing: see above)"), file=out)
+
+
 def _user_errors(built: BuiltLines, source: Any, out: TextIO) -> None:
     """The cells whose simulated user answered wrongly (S5.2, S6.12), apart: in no rate, with the reply and the reason."""
     outcome = {(ln.get("model"), ln.get("cell")): ln.get("outcome") for ln in built.lines}
@@ -247,7 +306,7 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
 @without_gc
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
                     results_file: Path | None = None, out: TextIO = sys.stdout, fmt: str = "text",
-                    table: str | None = None) -> int:
+                    table: str | None = None, prices_file: Path | None = None) -> int:
     from pytest_assistant_eval.grading.lock import grading_lock
 
     from pytest_assistant_eval.levels import LevelsError, load_levels
@@ -257,6 +316,13 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
     from pytest_assistant_eval.writer_lock import FolderInUse
 
+    from pytest_assistant_eval.tables.prices import PricesError, load_prices
+
+    try:
+        prices = load_prices(prices_file) if prices_file is not None else None
+    except PricesError as exc:
+        print(f"assistant-eval summary: --prices {prices_file}:\n{exc}", file=sys.stderr)
+        return 2
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
         source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
@@ -265,14 +331,16 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
+    groups = summary_groups(built, levels.names)
     if fmt == "text":
-        print(render_summary(built, levels.names, grading_dir=grading_dir), file=out)
+        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices), file=out)
+        _costs(grading_dir, groups, prices, out)
         _user_errors(built, source, out)
     else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
         from pytest_assistant_eval.tables.formats import emit
         from pytest_assistant_eval.tables.table_data import summary_tables
 
-        emit(fmt, summary_tables(summary_groups(built, levels.names), built.lines), None, out, table=table)
+        emit(fmt, summary_tables(groups, built.lines, prices, judge_usage(grading_dir)), None, out, table=table)
         out = sys.stderr
     _agreement_and_helpfulness(source, out)
     if not record:

@@ -18,7 +18,7 @@ __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJ
            "summary_tables", "calibrate_tables", "agentdojo_tables"]
 
 LEADERBOARD_TABLES = ("leaderboard", "task_runs")
-SUMMARY_TABLES = ("summary", "cells")
+SUMMARY_TABLES = ("summary", "cells", "usage")
 CALIBRATE_TABLES = ("calibrate",)
 AGENTDOJO_TABLES = ("agentdojo_board",)
 
@@ -68,8 +68,14 @@ def leaderboard_tables(rows: Sequence[Any], per_task: Mapping[str, Mapping[str, 
 _SUMMARY_COUNTS = ("answered", "incomplete", "escalated", "failed", "pass", "fail", "unsafe", "waiting", "user_error")
 
 
-def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]]) -> list[DataTable]:
-    """``summary``: one row per model, level setting and class (tasks: class null), and one row per cell."""
+def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any = None,
+                   judges: Mapping[str, Mapping[str, int]] | None = None) -> list[DataTable]:
+    """``summary``: one row per model, level setting and class (tasks: class null), one row per cell, and the
+    usage and cost per model and of the judge (``prices``: a ``tables.prices.Prices``, or None: no cost)."""
+
+    def cost(model: str, given: int | None, tokens: int | None) -> float | None:
+        return None if prices is None else prices.cost(groups.route_of.get(model, ""), given, tokens)
+
     columns = [Column("model", "string", "the model's label"), Column("level", "string", "the level"),
                Column("setting", "string", "the level setting's id (null: the record has no key)"),
                Column("level_setting", "string", "the row's name: the level, with the setting when it has several"),
@@ -82,12 +88,14 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]]) -> list[Data
                 *(Column(f"understandability_{n}", "integer", f"cells rated {n}") for n in (1, 2, 3)),
                 Column("requests", "integer", "model requests of the row's cells"),
                 Column("output_tokens", "integer", "output tokens reported over the row's cells"),
-                Column("cells_with_tokens", "integer", "cells whose provider reported output tokens")]
+                Column("cells_with_tokens", "integer", "cells whose provider reported tokens"),
+                Column("input_tokens", "integer", "input tokens reported over the row's cells (every request)"),
+                Column("cost", "number", "what the row's tokens cost at --prices (null: no --prices or no price)")]
     rows = []
     keyed = [((m, label, cls), t, "question") for (m, label, cls), t in groups.questions.items()]
     keyed += [((m, label, None), t, "task") for (m, label), t in groups.tasks.items()]
     for (model, label, cls), t, kind in sorted(keyed, key=lambda x: groups.order((x[0][0], x[0][1], x[0][2] or "task"))):
-        counted, requests, tokens = groups.usage.get((model, label, cls), (0, 0, 0))
+        counted, requests, tokens, given = groups.usage.get((model, label, cls), (0, 0, 0, 0))
         rows.append({"model": str(model), "level": str(groups.level_of[(model, label)]),
                      "setting": groups.setting_of[(model, label)], "level_setting": str(label), "kind": kind,
                      "class": cls, "cells": int(sum(t.outcomes.values())),
@@ -95,7 +103,8 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]]) -> list[Data
                      "no_answer": int(t.no_answer), "invented_numbers": int(t.invented_numbers),
                      **{f"understandability_{n}": int(t.understandability[n]) for n in (1, 2, 3)},
                      "requests": int(requests), "output_tokens": int(tokens) if counted else None,
-                     "cells_with_tokens": int(counted)})
+                     "cells_with_tokens": int(counted), "input_tokens": int(given) if counted else None,
+                     "cost": cost(model, given, tokens) if counted else None})
     summary = DataTable("summary", 1, "Summary: cells per model, level setting and class", columns, rows)
     cell_columns = [Column("model", "string", "the model's label"), Column("cell", "string", "the cell id"),
                     Column("blind_n", "string", "the cell's blind number in the grading (a string: an id)"),
@@ -103,14 +112,41 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]]) -> list[Data
                     Column("class", "string", "the question class"), Column("outcome", "string", "the final grade"),
                     Column("grader", "string", "who gave the final grade"),
                     Column("requests", "integer", "model requests the cell took"),
-                    Column("output_tokens", "integer", "output tokens reported (null: none reported)")]
+                    Column("output_tokens", "integer", "output tokens reported (null: none reported)"),
+                    Column("input_tokens", "integer", "input tokens reported over every request (null: none)"),
+                    Column("cost", "number", "what the cell's tokens cost at --prices (null: no --prices or no price)")]
     cell_rows = [{"model": str(ln["model"]), "cell": str(ln["cell"]),
                   "blind_n": None if ln.get("blind_n") is None else str(ln["blind_n"]),
                   "level": _str(ln.get("level")), "kind": _str(ln.get("kind")), "class": _str(ln.get("class")),
                   "outcome": _str(ln.get("outcome")), "grader": _str(ln.get("grader")),
-                  "requests": _int(ln.get("requests")), "output_tokens": _int(ln.get("output_tokens"))}
+                  "requests": _int(ln.get("requests")), "output_tokens": _int(ln.get("output_tokens")),
+                  "input_tokens": _int(ln.get("input_tokens")),
+                  "cost": None if ln.get("output_tokens") is None and ln.get("input_tokens") is None
+                  else cost(str(ln["model"]), ln.get("input_tokens"), ln.get("output_tokens"))}
                  for ln in lines]
-    return [summary, DataTable("cells", 1, "Cells", cell_columns, cell_rows)]
+    usage_columns = [Column("role", "string", "model (graded) or judge (grading; counted apart)"),
+                     Column("model", "string", "the model's label (its results folder); the judge: PRESET:MODEL"),
+                     Column("route", "string", "PRESET:MODEL, its key in a prices file"),
+                     Column("cells", "integer", "cells with reported tokens (null for the judge)"),
+                     Column("requests", "integer", "requests"),
+                     Column("input_tokens", "integer", "input tokens reported"),
+                     Column("output_tokens", "integer", "output tokens reported"),
+                     Column("cost", "number", "their cost at --prices (null: no --prices or no price)"),
+                     Column("currency", "string", "the prices file's currency (null: no --prices)")]
+    currency = None if prices is None else str(prices.currency)
+    usage_rows: list[dict[str, Any]] = []
+    for model, (counted, requests, tokens, given) in sorted(groups.model_usage.items()):
+        usage_rows.append({"role": "model", "model": str(model), "route": groups.route_of.get(model),
+                           "cells": int(counted), "requests": int(requests), "input_tokens": int(given),
+                           "output_tokens": int(tokens), "cost": cost(model, given, tokens), "currency": currency})
+    for key, u in sorted((judges or {}).items()):
+        usage_rows.append({"role": "judge", "model": str(key), "route": str(key), "cells": None,
+                           "requests": int(u["requests"]), "input_tokens": int(u["input_tokens"]),
+                           "output_tokens": int(u["output_tokens"]),
+                           "cost": None if prices is None else prices.cost(key, u["input_tokens"], u["output_tokens"]),
+                           "currency": currency})
+    return [summary, DataTable("cells", 1, "Cells", cell_columns, cell_rows),
+            DataTable("usage", 1, "Usage and cost per model and of the judge", usage_columns, usage_rows)]
 
 
 def calibrate_tables(blocks: Sequence[tuple[bool, str, str | None, Sequence[Any], Sequence[str]]]) -> list[DataTable]:
