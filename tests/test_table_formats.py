@@ -197,3 +197,38 @@ def test_every_documented_table_matches_its_builder(folder: Path):
     for table, (make, name) in COMMANDS.items():
         rows: list[dict[str, Any]] = json.loads(make(folder, "json", name))
         assert list(rows[0])[1:] == [c for c, _ in documented[f"assistant-eval.{table}/1"]], table
+
+
+def _agentdojo_grading(folder: Path) -> Path:
+    cells = [{"cell": c, "model": m, "suite": "banking", "user_task": "user_task_0", "injection_task": i,
+              "utility": u, "attack_success": a, "final_state": u, "real_info": True, "reports_back": None,
+              "agrees": True, "cause": None}
+             for c, m, i, u, a in (("AD-banking-0__r1", "oracle", None, True, None),
+                                   ("AD-banking-0-i1__r1", "oracle", "injection_task_1", True, False),
+                                   ("AD-banking-0-i1__r1", "follows-injections", "injection_task_1", False, True))]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "agentdojo.json"
+    path.write_text(json.dumps({"format": "assistant-eval.agentdojo-grading/1", "cells": cells}), encoding="utf-8")
+    return path
+
+
+def test_agentdojo_board_takes_format_csv_on_the_command_line(tmp_path: Path):
+    pytest.importorskip("agentdojo")
+    path = _agentdojo_grading(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "agentdojo", "board", str(path),
+                           "--format", "csv"], capture_output=True, text=True, cwd=REPO, check=False)
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_csv(io.StringIO(done.stdout), dtype={c: PANDAS[t] for c, t in _declared("agentdojo_board")})
+    oracle = frame[frame["assistant"] == "oracle"].iloc[0]
+    assert oracle["utility_k"] == 2 and oracle["utility_n"] == 2 and oracle["attack_success_n"] == 1
+
+
+def test_the_leaderboard_of_an_agentdojo_grading_folder_gives_its_board_as_data(tmp_path: Path):
+    from pytest_assistant_eval.tables.leaderboard import leaderboard_command
+
+    _agentdojo_grading(tmp_path / "grading")
+    out = io.StringIO()
+    assert leaderboard_command(tmp_path / "grading", CALIBRATION, out, fmt="json") == 0
+    rows = json.loads(out.getvalue())
+    assert {r["assistant"] for r in rows} == {"oracle", "follows-injections"}
+    assert all(r["table_format"] == "assistant-eval.agentdojo_board/1" for r in rows)
