@@ -316,7 +316,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return None
     status = dict(report.user_properties).get(STATUS_PROPERTY)
     progress = config.stash.get(PROGRESS_KEY, None)
-    if progress is not None and progress.terminal and config.get_verbosity() <= 0 and report.outcome != "failed":
+    if progress is not None and progress.terminal and report.outcome != "failed":
         # On a terminal the tally line is rewritten in place: a letter per cell would break it (issue 24).
         category, _, word = CUSTOM_OUTCOMES.get(status) or (report.outcome, "", report.outcome.upper())
         return category, "", word
@@ -434,7 +434,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     progress = session.config.stash.get(PROGRESS_KEY, None)
     if progress is not None:
-        progress.terminal = _on_terminal(reporter)
+        # -v prints a line per cell: then the tally is plain lines among them, as in a pipe
+        progress.terminal = _on_terminal(reporter) and session.config.get_verbosity() <= 0
         if progress.terminal:
             progress.every_seconds = 0.25  # rewriting one line costs nothing: keep it current
             if hasattr(reporter, "_show_progress_info"):
