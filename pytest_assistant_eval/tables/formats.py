@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ __all__ = ["FORMATS", "Column", "DataTable", "TableFormatError", "add_format_arg
 
 FORMATS = ("text", "json", "csv", "markdown")
 ColumnType = Literal["string", "integer", "number", "boolean"]
-_PYTHON = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 
 
 class TableFormatError(ValueError):
@@ -56,24 +54,38 @@ class DataTable:
         return f"assistant-eval.{self.name}/{self.version}"
 
     def records(self) -> list[dict[str, Any]]:
-        """The rows in column order, each value checked against its column's type (a mismatch is a bug: raise)."""
-        out = []
+        """The rows in column order, each column's values checked against its type (a mismatch is a bug: raise).
+
+        Checked a column at a time by the set of value types: 100,000 rows of a dozen columns
+        checked value by value took a second of the summary's 3 s bar.
+        """
+        names = [c.name for c in self.columns]
+        known = set(names)
+        fmt = self.table_format
+        out = [{"table_format": fmt, **{n: row.get(n) for n in names}} for row in self.rows]
         for i, row in enumerate(self.rows):
-            extra = set(row) - {c.name for c in self.columns}
-            if extra:
-                raise TableFormatError(f"table {self.name}: row {i} has undeclared column(s) {sorted(extra)}")
-            record: dict[str, Any] = {"table_format": self.table_format}
-            for col in self.columns:
-                value = row.get(col.name)
-                if isinstance(value, float) and math.isnan(value):
-                    value = None
-                if value is not None and (not isinstance(value, _PYTHON[col.type])
-                                          or (col.type != "boolean" and isinstance(value, bool))):
-                    raise TableFormatError(f"table {self.name}: row {i} column {col.name} is "
-                                           f"{type(value).__name__} {value!r}, declared {col.type}")
-                record[col.name] = value
-            out.append(record)
+            if len(row) > len(names) or not known.issuperset(row):
+                raise TableFormatError(f"table {self.name}: row {i} has undeclared column(s) "
+                                       f"{sorted(set(row) - known)}")
+        for col in self.columns:
+            name = col.name
+            allowed = _ALLOWED[col.type]
+            found = {type(r[name]) for r in out}
+            if float in found:
+                for r in out:
+                    value = r[name]
+                    if isinstance(value, float) and math.isnan(value):
+                        r[name] = None
+            wrong = found - allowed
+            if wrong:
+                i, value = next((i, r[name]) for i, r in enumerate(out) if type(r[name]) in wrong)
+                raise TableFormatError(f"table {self.name}: row {i} column {name} is "
+                                       f"{type(value).__name__} {value!r}, declared {col.type}")
         return out
+
+
+_ALLOWED = {"string": {str, type(None)}, "integer": {int, type(None)}, "number": {int, float, type(None)},
+            "boolean": {bool, type(None)}}
 
 
 def rate_columns(prefix: str, what: str) -> list[Column]:
@@ -106,8 +118,13 @@ def _pick(tables: Sequence[DataTable], name: str | None) -> DataTable:
 
 
 def to_json(table: DataTable) -> str:
-    """A JSON array of row objects, every key in every row (null where unknown)."""
-    return json.dumps(table.records(), ensure_ascii=False, indent=1)
+    """A JSON array of row objects, one row a line, every key in every row (null where unknown)."""
+    import orjson  # 100,000 rows: json.dumps took longer than counting them
+
+    rows = table.records()
+    if not rows:
+        return "[]"
+    return "[\n" + ",\n".join(orjson.dumps(r).decode("utf-8") for r in rows) + "\n]"
 
 
 def to_csv(table: DataTable) -> str:

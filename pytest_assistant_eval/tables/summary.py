@@ -29,8 +29,9 @@ CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
 #: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
 SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
                 "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
-                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens", "blind_n", "preset",
-                "model_name")
+                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens")
+#: What the data tables (``--format``) read besides: the cells table names each cell's blind number.
+DATA_FIELDS = (*SHOWN_FIELDS, "blind_n")
 
 
 class SummaryRefused(Exception):
@@ -69,8 +70,12 @@ class SummaryGroups:
                 CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
 
 
-def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> SummaryGroups:
-    """Group the lines by model, level setting and class, and count each group once."""
+def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
+                   identities: Mapping[str, Mapping[str, Any]] | None = None) -> SummaryGroups:
+    """Group the lines by model, level setting and class, and count each group once.
+
+    ``identities``: each graded folder's run identity (``grading.json``), for its ``PRESET:MODEL``.
+    """
     lines = built.lines
     rank = {name: i for i, name in enumerate(level_order)}
     # One pass over the lines (100,000 are slow to walk, whatever is done with each): grouped by
@@ -100,7 +105,8 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> Summar
     tasks: dict[tuple[str, str], Tally] = {}
     usage: dict[tuple[str, str, str | None], list[int]] = {}
     model_usage: dict[str, list[int]] = {}
-    route_of: dict[str, str] = {}
+    route_of = {str(folder): route_key(ident.get("preset"), ident.get("model"))
+                for folder, ident in (identities or {}).items()}
     level_of: dict[tuple[str, str], str] = {}
     setting_of: dict[tuple[str, str], str | None] = {}
     for (model, level, setting, question, cls), group in groups.items():
@@ -121,8 +127,6 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = ()) -> Summar
                        model_usage.setdefault(model, [0, 0, 0, 0])):
             for i in range(4):
                 target[i] += counted[i]
-        if model not in route_of and group:
-            route_of[model] = route_key(group[0].get("preset"), group[0].get("model_name"))
     return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage, route_of,
                          level_of, setting_of, rank)
 
@@ -327,11 +331,12 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
         source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
                               command="summary")
-        built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
+        shown = SHOWN_FIELDS if fmt == "text" else DATA_FIELDS
+        built = build_lines(source, levels, fields=FIELDS if record else shown)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
-    groups = summary_groups(built, levels.names)
+    groups = summary_groups(built, levels.names, source.identities)
     if fmt == "text":
         print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices), file=out)
         _costs(grading_dir, groups, prices, out)
