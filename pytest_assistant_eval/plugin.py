@@ -480,9 +480,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if run is not None and progress is not None:
         for line in run.usage_lines():
             terminalreporter.write_line(line)
-        if exitstatus == pytest.ExitCode.OK and not progress.left_kept_or_unsaved() and progress.finished:
-            from pytest_assistant_eval.progress import next_command
+        from pytest_assistant_eval.progress import NO_NEXT_COMMAND, next_command
 
+        if (exitstatus == pytest.ExitCode.OK and not progress.left_kept_or_unsaved() and progress.finished
+                and not os.environ.get(NO_NEXT_COMMAND)):
             folders = [runner.results_dir(run.options, spec) for spec in run.models.values()]
             terminalreporter.write_line(f"Next: grade the results: {next_command(folders, run.options.out)}")
 

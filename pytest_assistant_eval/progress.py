@@ -163,6 +163,10 @@ class Progress:
         return lines
 
 
+#: Set by a caller that runs the next step itself (the demo): the run then names no next command.
+NO_NEXT_COMMAND = "ASSISTANT_EVAL_NO_NEXT_COMMAND"
+
+
 def next_command(folders: Sequence[Path], out: Path) -> str:
     """The ``grade-ai`` that grades this run's results folders, into a grading folder outside all of them.
 

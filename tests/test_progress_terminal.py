@@ -100,3 +100,13 @@ def test_on_a_terminal_under_xdist_one_line_is_rewritten_in_place_without_the_le
     # no line of pytest's letters ('..' or '[ 50%]') among the cells: they would break the line
     assert not re.search(r"^\.{2,}", text, re.M) and "%]" not in text
     assert "Next: grade the results: assistant-eval grade-ai" in text
+
+
+def test_a_caller_that_grades_next_itself_gets_no_next_command(world_dir: Path, tmp_path: Path):
+    """The demo grades its own run right after it: its run says nothing of a grade-ai to type."""
+    from pytest_assistant_eval.progress import NO_NEXT_COMMAND
+
+    result = run_eval(world_dir, tmp_path / "run", "--model", "scripted:oracle", "--levels", "basic", "-k", "G01",
+                      "-p", "no:cacheprovider", env=run_env(**{NO_NEXT_COMMAND: "1"}))
+    assert result.ret == 0, console(result)[-2000:]
+    assert "Next: grade the results" not in console(result)
