@@ -350,6 +350,9 @@ class ProgressReporter:
         line = self.progress.tick()
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         writer = getattr(reporter, "_tw", None)
+        if self.progress.terminal and writer is not None and self.progress.finished >= self.progress.total:
+            writer.write("\r\x1b[K", flush=True)  # the last cell: the closing tally takes the line's place
+            return
         if line and self.progress.terminal and writer is not None:  # one line, rewritten in place
             writer.write(self.progress.in_place(writer.fullwidth), flush=True)
             if isinstance(getattr(writer, "_current_line", None), str):
@@ -474,7 +477,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         writer = getattr(terminalreporter, "_tw", None)
         if progress.terminal and writer is not None:
             writer.write("\r\x1b[K")  # the in-place line gives way to the closing tally
-        for line in progress.summary_lines():
+        lines = progress.summary_lines()
+        if progress.terminal and lines:
+            lines[0] = progress.compact_line()  # on a terminal the tally without its zeros: one line, unwrapped
+        for line in lines:
             terminalreporter.write_line(line)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             terminalreporter.write_line("Interrupted: finished cells are saved; continue with the same command and "

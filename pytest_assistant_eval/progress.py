@@ -106,9 +106,19 @@ class Progress:
             text += f" · waiting on {self.waiting_on}"
         return text
 
+    def compact_line(self) -> str:
+        """The terminal's line: what an owner watches first (cells, per model, rate, elapsed, ETA), then the
+        counts that are not 0, then requests and waits; it is cut at the terminal's width, so its end may go."""
+        c = self.counts
+        names = (("kept", "kept"), ("unsaved", "unsaved"), ("na", "n/a"), ("skipped", "skipped"), ("error", "errors"),
+                 ("left", "not asked today"))
+        counts = "".join(f" · {label} {c[key]}" for key, label in names if c.get(key))
+        return (f"assistant-eval: {self.finished}/{self.total} cells{self.pace_text()} · done {c.get('done', 0)}"
+                f"{counts}{self.wait_text()}")
+
     def in_place(self, width: int) -> str:
         """The line for a terminal: back to the line's start, cut to ``width`` so it never wraps, the rest cleared."""
-        line = self.line()
+        line = self.compact_line()
         if len(line) >= width:
             line = line[:max(width - 2, 1)] + "…"
         return f"\r{line}\x1b[K"

@@ -62,6 +62,18 @@ def test_on_a_terminal_the_line_goes_back_to_its_start_clears_the_rest_and_never
     assert len(text) - len("\r\x1b[K") <= 60 and text[-4] == "…"
 
 
+def test_the_terminal_line_puts_the_pace_first_and_leaves_out_counts_of_zero():
+    clock = Clock()
+    progress = Progress(total=10, clock=clock)
+    progress.model_totals = {"a": 5, "b": 5}
+    progress.add("done", "passed", model="a")
+    progress.add("kept", "passed", "G01__basic__r1: kept", cell="G01__basic__r1", code="overloaded", model="b")
+    clock.now += 4.0
+    line = progress.compact_line()
+    assert line.startswith("assistant-eval: 2/10 cells · a 1/5, b 1/5 · 0.5 cells/s · elapsed 0m04s · ETA 0m16s")
+    assert " · kept 1" in line and "unsaved" not in line and "n/a" not in line
+
+
 def test_the_next_command_grades_every_results_folder_of_the_run(tmp_path: Path):
     two = next_command([tmp_path / "run" / "oracle", tmp_path / "run" / "invents"], tmp_path / "run")
     assert two == (f"assistant-eval grade-ai {tmp_path}/run/oracle {tmp_path}/run/invents "
