@@ -178,6 +178,13 @@ def main() -> int:
                                            lambda: leaderboard_command(grading, calibration, out=sink))
             figures["compare"] = timed(f"compare (two of {len(cells):,} graded cells' models), {round_}",
                                        lambda: compare_command(grading, "model-0", "model-1", out=sink))
+        # Every table as data (issue 24): the same figures written as CSV and JSON, within the same bar.
+        for name, call in (
+                ("calibrate --format csv", lambda: calibrate_command(results_file, calibration, out=sink, fmt="csv")),
+                ("summary --format json --table cells",
+                 lambda: summary_command(grading, calibration, out=sink, fmt="json", table="cells")),
+                ("leaderboard --format csv", lambda: leaderboard_command(grading, calibration, out=sink, fmt="csv"))):
+            figures[name] = timed(f"{name} ({len(cells):,})", call)
         print(f"  load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         slow = [name for name, seconds in figures.items() if seconds > 3.0]
         print("every command within 3 s" if not slow else f"over 3 s: {', '.join(slow)}")

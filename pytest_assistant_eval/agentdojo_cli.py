@@ -44,9 +44,14 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="grade results folders with AgentDojo's utility() and security()")
     p.add_argument("results", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True, help="the grading file to write (JSON)")
+    from pytest_assistant_eval.tables.formats import add_format_arguments
+    from pytest_assistant_eval.tables.table_data import AGENTDOJO_TABLES
+
     for name in ("board", "crosscheck"):
         p = sub.add_parser(name)
         p.add_argument("grading", type=Path, help="a grading file written by 'agentdojo grade'")
+        if name == "board":
+            add_format_arguments(p, AGENTDOJO_TABLES)
     return parser
 
 
@@ -71,8 +76,14 @@ def main(argv: Sequence[str]) -> int:
         print(f"Graded {len(grades)} AgentDojo cell(s) into {args.out}")
         return 0
     cells = json.loads(args.grading.read_text(encoding="utf-8"))["cells"]
-    from pytest_assistant_eval.tables.agentdojo_board import render_board, render_crosscheck
+    from pytest_assistant_eval.tables.agentdojo_board import RATES, board_rates, render_board, render_crosscheck
 
+    if args.action == "board" and args.format != "text":
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import agentdojo_tables
+
+        emit(args.format, agentdojo_tables(board_rates(cells), RATES), None, sys.stdout, table=args.table)
+        return 0
     print(render_board(cells) if args.action == "board" else render_crosscheck(cells))
     return 0
 

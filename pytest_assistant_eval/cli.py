@@ -118,10 +118,12 @@ def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from pytest_assistant_eval.records import HARNESS_VERSION
+    from pytest_assistant_eval.tables.formats import add_format_arguments
+    from pytest_assistant_eval.tables.table_data import CALIBRATE_TABLES, LEADERBOARD_TABLES, SUMMARY_TABLES
 
     parser = argparse.ArgumentParser(prog="assistant-eval", description=(
         "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))
-    parser.add_argument("--version", action="version", version=f"assistant-eval {HARNESS_VERSION}",
+    parser.add_argument("-V", "--version", action="version", version=f"assistant-eval {HARNESS_VERSION}",
                         help="print the harness's version and exit")
     _add_calibration(parser, default_calibration_dir())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -152,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append one line per cell to the results file (refused while cells wait for review)")
     p.add_argument("--file", type=Path, default=None,
                    help="the results file (default: results.jsonl in the calibration folder)")
+    p.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                   help="a YAML of input and output prices per million tokens per PRESET:MODEL: the cost per cell, "
+                        "model and run, the judge apart (docs/results.md)")
+    add_format_arguments(p, SUMMARY_TABLES)
 
     p = sub.add_parser("review", help="the owner's review of a grading folder: the queue, blind verdicts first")
     from pytest_assistant_eval.review.cli_options import add_review_arguments
@@ -163,11 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the results file (default: results.jsonl in the calibration folder)")
     p.add_argument("--set-version", help="tabulate this question set version (default: the newest line's)")
     p.add_argument("--key-version", help="tabulate this answer key version (default: the newest line's)")
+    add_format_arguments(p, CALIBRATE_TABLES)
 
     p = sub.add_parser("leaderboard", help="the per-assistant table of task runs")
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
     p.add_argument("--by-level", action="store_true", help="one row per assistant and level")
     p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
+    add_format_arguments(p, LEADERBOARD_TABLES)
 
     p = sub.add_parser("compare", help="two models on the cases both ran: differences with paired 95% intervals "
                                        "and exact McNemar p")
@@ -225,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "leaderboard":
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
-        return leaderboard_command(args.dir, args.calibration, k=args.k, by_level=args.by_level)
+        return leaderboard_command(args.dir, args.calibration, k=args.k, by_level=args.by_level, fmt=args.format,
+                                   table=args.table)
     if args.command == "compare":
         from pytest_assistant_eval.tables.compare import compare_command
 
@@ -234,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.summary import summary_command
 
         return summary_command(args.dir, args.calibration, results=args.results, record=args.record,
-                               results_file=args.file)
+                               results_file=args.file, fmt=args.format, table=args.table,
+                               prices_file=args.prices)
     if args.command == "review":
         from pytest_assistant_eval.review.cli_options import run_review
 
@@ -243,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.calibrate import calibrate_command
 
         return calibrate_command(args.file or args.calibration / "results.jsonl", args.calibration,
-                                 set_version=args.set_version, key_version=args.key_version)
+                                 set_version=args.set_version, key_version=args.key_version, fmt=args.format,
+                                 table=args.table)
     if args.command == "report":
         from pytest_assistant_eval.tables.report import report_command
 

@@ -10,12 +10,14 @@ person and records nothing).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from pytest_assistant_eval.progress import NO_NEXT_COMMAND
 from pytest_assistant_eval.providers.scripted import FAULTS
 
 
@@ -81,7 +83,8 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     for model in FAULTS:
         argv += ["--model", f"scripted:{model}"]
     argv.append(str(calibration / "cells.py"))
-    code = subprocess.call(argv)
+    # The demo grades its own run next: the run's closing "Next: grade-ai ..." line would be a step to skip.
+    code = subprocess.call(argv, env={**os.environ, NO_NEXT_COMMAND: "1"})
     if code != 0:
         print(f"assistant-eval demo: the run stopped with exit code {code}", file=sys.stderr)
         return code

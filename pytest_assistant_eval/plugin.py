@@ -7,6 +7,7 @@ Hooks stay thin and hand off to ``runner`` (planning and running cells) and
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -314,6 +315,11 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if report.when != "call":
         return None
     status = dict(report.user_properties).get(STATUS_PROPERTY)
+    progress = config.stash.get(PROGRESS_KEY, None)
+    if progress is not None and progress.terminal and report.outcome != "failed":
+        # On a terminal the tally line is rewritten in place: a letter per cell would break it (issue 24).
+        category, _, word = CUSTOM_OUTCOMES.get(status) or (report.outcome, "", report.outcome.upper())
+        return category, "", word
     return CUSTOM_OUTCOMES.get(status) if status else None
 
 
@@ -337,10 +343,22 @@ class ProgressReporter:
 
             view = ledger_view(session.ledger_path())
             self.progress.from_ledger(view.requests_today, view.rate_limited_today, view.limits)
+        param = report.nodeid.rsplit("[", 1)[-1].rstrip("]") if report.nodeid.endswith("]") else None
         self.progress.add(props.get(STATUS_PROPERTY), report.outcome, props.get("assistant_eval_message"),
-                          cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"))
+                          cell=props.get("assistant_eval_cell"), code=props.get("assistant_eval_code"),
+                          model=self.progress.model_of.get(param or ""))
         line = self.progress.tick()
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        writer = getattr(reporter, "_tw", None)
+        if self.progress.terminal and writer is not None and self.progress.finished >= self.progress.total:
+            writer.write("\r\x1b[K", flush=True)  # the last cell: the closing tally takes the line's place
+            return
+        if line and self.progress.terminal and writer is not None:  # one line, rewritten in place
+            writer.write(self.progress.in_place(writer.fullwidth), flush=True)
+            if isinstance(getattr(writer, "_current_line", None), str):
+                # pytest keeps the open line to measure it: a line rewritten 10,000 times must not grow so
+                writer._current_line = writer._current_line.rsplit("\r", 1)[-1]
+            return
         if line and reporter is not None:
             writer = getattr(reporter, "_tw", None)
             if writer is not None and writer.width_of_current_line:
@@ -356,6 +374,15 @@ def _count_selected(config: pytest.Config, nodeids: list[str]) -> None:
         return  # a worker, or a run that plans nothing
     progress.total = len(nodeids)
     session = config.stash.get(SESSION_KEY, None)
+    if session is not None:  # per model: the cells it is asked, and which model a reported cell is
+        by_param = dict(zip(_param_ids(session), session.cells))
+        progress.model_totals, progress.model_of = {}, {}
+        for nodeid in nodeids:
+            param = nodeid.rsplit("[", 1)[-1].rstrip("]") if nodeid.endswith("]") else ""
+            if param in by_param:
+                model = by_param[param].model
+                progress.model_of[param] = model
+                progress.model_totals[model] = progress.model_totals.get(model, 0) + 1
     if session is not None and not progress.selection_recorded:
         progress.selection_recorded = True
         session.record_selection(_cells_of(session, nodeids), config.getoption("keyword"),
@@ -411,8 +438,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if run is None or reporter is None or hasattr(session.config, "workerinput"):
         return
+    progress = session.config.stash.get(PROGRESS_KEY, None)
+    if progress is not None:
+        # -v prints a line per cell: then the tally is plain lines among them, as in a pipe
+        progress.terminal = _on_terminal(reporter) and session.config.get_verbosity() <= 0
+        if progress.terminal:
+            progress.every_seconds = 0.25  # rewriting one line costs nothing: keep it current
+            if hasattr(reporter, "_show_progress_info"):
+                reporter._show_progress_info = False  # pytest's own "[ 50%]" would break the line too
     for line in run.start_lines:
         reporter.write_line(line)
+
+
+def _on_terminal(reporter: Any) -> bool:
+    """Whether pytest writes to a terminal (not a pipe, a file or CI's log): only there is a line rewritten."""
+    stream = getattr(getattr(reporter, "_tw", None), "_file", None)
+    try:
+        return bool(stream is not None and stream.isatty()) and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _record_rate_limits(run: runner.RunSession) -> None:
@@ -430,7 +474,13 @@ def _record_rate_limits(run: runner.RunSession) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     progress = config.stash.get(PROGRESS_KEY, None)
     if progress is not None:
-        for line in progress.summary_lines():
+        writer = getattr(terminalreporter, "_tw", None)
+        if progress.terminal and writer is not None:
+            writer.write("\r\x1b[K")  # the in-place line gives way to the closing tally
+        lines = progress.summary_lines()
+        if progress.terminal and lines:
+            lines[0] = progress.compact_line()  # on a terminal the tally without its zeros: one line, unwrapped
+        for line in lines:
             terminalreporter.write_line(line)
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             terminalreporter.write_line("Interrupted: finished cells are saved; continue with the same command and "
@@ -439,6 +489,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if run is not None and progress is not None:
         for line in run.usage_lines():
             terminalreporter.write_line(line)
+        from pytest_assistant_eval.progress import NO_NEXT_COMMAND, next_command
+
+        if (exitstatus == pytest.ExitCode.OK and not progress.left_kept_or_unsaved() and progress.finished
+                and not os.environ.get(NO_NEXT_COMMAND)):
+            folders = [runner.results_dir(run.options, spec) for spec in run.models.values()]
+            terminalreporter.write_line(f"Next: grade the results: {next_command(folders, run.options.out)}")
 
 
 @pytest.hookimpl(optionalhook=True)

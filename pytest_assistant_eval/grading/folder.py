@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import random
+import shlex
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -175,6 +176,23 @@ def _check_belongs(folder: Path, path: Path, identity: dict[str, Any], record: d
     if world.get("fingerprint") != identity.get("world"):
         raise GradingError(f"{name} was made on another build of the world than its folder "
                            f"({world.get('fingerprint')} is not {identity.get('world')}); move it out")
+
+
+def check_model_folders(results: list[Path], grading_dir: Path) -> None:
+    """A run of several models writes a parent folder of results folders: name them, not "run.json: no such file"."""
+    for folder in results:
+        if (folder / "run.json").exists() or not folder.is_dir():
+            continue
+        try:
+            inside = sorted(p for p in folder.iterdir() if p.is_dir() and (p / "run.json").exists())
+        except OSError:
+            continue
+        if inside:
+            others = [shlex.quote(str(f)) for f in results if f != folder]
+            given = " ".join([*others, *(shlex.quote(str(p)) for p in inside)])
+            raise GradingError(f"{folder} is the parent folder of a run of {len(inside)} model(s), not a results "
+                               f"folder; its results folders are {', '.join(p.name for p in inside)}: grade them "
+                               f"together: assistant-eval grade-ai {given} --dir {shlex.quote(str(grading_dir))}")
 
 
 def check_folders(results: list[Path], grading_dir: Path) -> None:
@@ -342,6 +360,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     options = options or JudgeOptions()
     if judge != JUDGE_ID:
         parse_judge(judge)
+    check_model_folders(results, grading_dir)
     if len(results) == 1 and not single_model:
         raise GradingError("one results folder alone is graded only with --single-model "
                            "(blind grading mixes the cells of several models)")

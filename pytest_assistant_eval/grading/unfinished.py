@@ -97,11 +97,30 @@ def resume_command(folder: Path, run: dict[str, Any], missing: list[str], calibr
 
     if notice_for(ident["preset"], ident["model"], ident.get("address")):
         parts.append("--accept-data-notice")
-    parts += ["-k", shlex.quote(" or ".join(missing))]
+    parts += selection_args(run, missing)
     command = " ".join(parts)
     if world is None:
         command += f"  (WORLD: the grounding world of fingerprint {ident.get('world')}, not found near the folder)"
     return command
+
+
+def selection_args(run: dict[str, Any], missing: list[str]) -> list[str]:
+    """The ``-k`` that selects what is left: the run's own selection, not a list of every missing cell.
+
+    ``--resume`` skips finished cells, so the expressions the run was started with (recorded in
+    each run.json entry) select exactly the cells still to do; listing them made a one-line
+    expression of kilobytes for a run of hundreds of cells (issue 24). A run.json without its
+    selections (written before they were recorded) gets the list.
+    """
+    entries = run.get("runs") or []
+    selections = [e.get("selection") for e in entries]
+    if entries and all(isinstance(s, dict) and not s.get("markexpr") for s in selections):
+        keywords = list(dict.fromkeys(s.get("keyword") for s in selections))  # type: ignore[union-attr]
+        if None in keywords:
+            return []  # a run asked its whole matrix: --resume alone finishes it
+        expression = keywords[0] if len(keywords) == 1 else " or ".join(f"({k})" for k in keywords)
+        return ["-k", shlex.quote(expression)]
+    return ["-k", shlex.quote(" or ".join(missing))]
 
 
 def unfinished_message(folder: Path, run: dict[str, Any], missing: list[str], calibration: Path | None) -> str:

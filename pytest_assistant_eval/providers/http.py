@@ -412,6 +412,7 @@ class HTTPProvider:
         self.last_request_sha256: str | None = None
         self.last_response_headers: dict[str, str] = {}
         self._received = [0]  # characters of the current stream read so far
+        self._unsent = False  # the last attempt made no connection: the service never saw it
         self.usage_total = UsageTotal(label=f"{self.preset} (calibration)")
 
     # -- hooks -----------------------------------------------------------------------------
@@ -512,6 +513,8 @@ class HTTPProvider:
                 )
                 if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
                     self.pacer.on_rate_limited(error.retry_after, error.headers, quota=error.quota)
+                if self.pacer is not None and self._unsent and hasattr(self.pacer, "not_sent"):
+                    self.pacer.not_sent()  # no connection was made: the service never saw it
                 decision = self.retry.decide(error, attempt, codes)
                 codes.append(error.code)
                 if not decision.retry:
@@ -542,6 +545,7 @@ class HTTPProvider:
     def _send(self, wire: Wire, body: bytes, max_output_tokens: int = 0) -> ChatResponse:
         address = self.redact(self.base_url)
         reading = Reading(body_cap(max_output_tokens), self.deadline)
+        self._unsent = False
         self.deadline.start()
         try:
             with self._client.stream(
@@ -592,13 +596,16 @@ class HTTPProvider:
                 error.message = f"{error.message} (from {address})"
             raise
         except httpx.TimeoutException as exc:
+            self._unsent = isinstance(exc, httpx.ConnectTimeout)
             if self.deadline.passed():
                 raise make_error("timeout", message=f"{address} took longer than the deadline of "
                                  f"{self.deadline.seconds:g} s for the whole answer (--request-deadline)") from None
             raise make_error("timeout", message=f"{address} did not answer in time ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
-            why = "refused" if "refused" in str(exc).lower() else f"failed ({type(exc).__name__})"
-            raise make_error("no_connection", message=f"the connection to {address} was {why}: is the service "
+            self._unsent = True
+            what = ("was refused" if "refused" in str(exc).lower()
+                    else f"could not be made ({type(exc).__name__})")  # never "was failed" (issue 24)
+            raise make_error("no_connection", message=f"the connection to {address} {what}: is the service "
                              "running at this address?") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise make_error("no_connection", message=f"{address} closed the connection before answering "

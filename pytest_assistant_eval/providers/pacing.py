@@ -396,6 +396,7 @@ class Pacer:
             slot = plan_start(entry, self._need, slot, self.margin)
             self._booked_at = book(entry, self._need, slot)
             entry["requests_by_day"][day] = used + 1
+            self._counted_day = day
         self._booked_file = self._file_state()
         while True:
             wait = slot - self.clock()
@@ -550,6 +551,21 @@ class Pacer:
             return Observation(obs.dimension, obs.limit, obs.remaining, retry_after, obs.window)
         return obs
 
+    def not_sent(self) -> None:
+        """The last request never reached the service (no connection could be made): it is no request of today.
+
+        It was counted when booked; counted, it showed as "N request(s) today" and used the daily
+        budget of a service that never saw it (issue 24).
+        """
+        day = getattr(self, "_counted_day", None)
+        if day is None:
+            return
+        self._counted_day = None
+        with self.ledger.transaction() as data:
+            by_day = self._entry(data)["requests_by_day"]
+            if int(by_day.get(day, 0)) > 0:
+                by_day[day] = int(by_day[day]) - 1
+
     def requests_today(self) -> int:
         return self.ledger.requests_on(self.route, utc_day(self.clock()))
 
@@ -567,6 +583,9 @@ class NoPacer:
         return 0.0
 
     def after_response(self, headers: Mapping[str, str] | None, usage: Any = None) -> None:
+        pass
+
+    def not_sent(self) -> None:
         pass
 
     def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None,

@@ -320,7 +320,8 @@ def import_markdown(ctx: ReviewContext, path: Path, *, out: TextIO = sys.stdout)
         raise ReviewRefused(f"{path} is a helpfulness file: import it with --helpfulness --import-md")
     problems: list[str] = []
     notes: list[str] = []
-    recorded = finished = 0
+    recorded = finished = changed = 0
+    reviewed_already: list[int] = []
     for block in parsed.cells:
         review = ctx.reviews.get(block.n)
         found = _check_block(ctx, path, block, review)
@@ -329,8 +330,8 @@ def import_markdown(ctx: ReviewContext, path: Path, *, out: TextIO = sys.stdout)
             continue
         assert review is not None
         if review.done and parsed.kind == "first":
-            notes += [f"{path}:{a.line}: cell #{block.n} is reviewed already; --regrade #{block.n} in the terminal "
-                      "reviews it again" for a in block.answers[:1] if a.letter]
+            if any(a.letter for a in block.answers):
+                reviewed_already.append(block.n)  # one line for all of them: a re-import is no error (issue 24)
             continue
         if parsed.kind == "first":
             for answer in block.answers:
@@ -362,12 +363,24 @@ def import_markdown(ctx: ReviewContext, path: Path, *, out: TextIO = sys.stdout)
                 key = "understandability" if answer.item is None else answer.item
                 if key in differing and answer.letter:
                     changes[key] = int(answer.letter) if answer.item is None else VERDICT_OF[answer.letter]
+            for key, value in changes.items():
+                first = review.first.understandability if key == "understandability" else review.first.verdicts.get(key)
+                changed += value != first
             finish_review(ctx, review, changes)
             finished += 1
     for line in notes + problems:
         print(line, file=out if line in notes else sys.stderr)
+    if reviewed_already:
+        shown = ", ".join(f"#{n}" for n in reviewed_already[:12])
+        more = f" and {len(reviewed_already) - 12} more" if len(reviewed_already) > 12 else ""
+        print(f"{len(reviewed_already)} cell(s) of {path} were reviewed already and are left as they are ({shown}"
+              f"{more}); 'assistant-eval review --regrade #N' reviews one again", file=out)
     waiting = _awaiting_final(ctx)
-    print(f"Imported {recorded} letter(s) from {path}; {finished} cell(s) reviewed", file=out)
+    if parsed.kind == "final":
+        print(f"Imported {path}: {changed} letter(s) changed from your first verdicts; {finished} cell(s) reviewed",
+              file=out)
+    else:
+        print(f"Imported {recorded} letter(s) from {path}; {finished} cell(s) reviewed", file=out)
     if waiting:
         target = final_path(path)
         try:

@@ -300,7 +300,8 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
 
 @without_gc
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
-                      key_version: str | None = None, out: TextIO = sys.stdout) -> int:
+                      key_version: str | None = None, out: TextIO = sys.stdout, fmt: str = "text",
+                      table: str | None = None) -> int:
     from pytest_assistant_eval.levels import LevelsError, load_levels
     from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
 
@@ -323,5 +324,18 @@ def calibrate_command(results_file: Path, calibration: Path, *, set_version: str
     caps = {level.name: level.max_tool_calls for level in levels}
     header = (f"Calibration from {results_file}: {len(kept)} cell(s), question set {chosen[0]}, "  # type: ignore[index]
               f"key {chosen[1]}; the latest line of each cell")  # type: ignore[index]
+    if fmt != "text":
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import calibrate_tables
+
+        blocks = []
+        for free, (_, block) in zip((False, True), plan_blocks(kept)):
+            for model, model_lines in sorted(rate_lines_by_model(block).items()):
+                classes, rows = rate_rows(model_lines, list(answers))
+                blocks.append((free, model, model_lines[0].get("automatic_level"), rows, classes))
+        if note:
+            print(note, file=sys.stderr)  # stdout holds the data alone
+        emit(fmt, calibrate_tables(blocks), None, out, table=table)
+        return 0
     print(header + "\n\n" + render_calibration(kept, answers, caps, note), file=out)
     return 0

@@ -16,6 +16,7 @@ recorded: a folder of the same name from another run is not this grading's.
 from __future__ import annotations
 
 import json
+import shlex
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from pytest_assistant_eval.tables.digest import read_digest
 DIGESTS = ".digests"
 SLIM_CELL_VERSION = "6"  # 6: a user error keeps its reason (issue 22)
 SUMMARY_CELL_VERSION = "2"  # 2: a user error keeps its reason (issue 22)
-RECORD_ROW_VERSION = "2"
+RECORD_ROW_VERSION = "3"  # 3: input tokens over the requests (issue 24)
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
 _CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",
@@ -246,6 +247,26 @@ def find_results_folder(grading_dir: Path, name: str, identity: dict[str, Any],
     return None
 
 
+def refuse_results_folder(grading_dir: Path) -> None:
+    """A results folder (or a run's parent folder) given as ``--dir``: say what it is and what to run (issue 24)."""
+    if (grading_dir / "grading.json").exists():
+        return
+    shown = shlex.quote(str(grading_dir))
+    if (grading_dir / "run.json").exists():
+        raise RecordError(f"{grading_dir} is a results folder (it holds run.json), not a grading folder: grade it "
+                          f"first, with the results folders of the other models: assistant-eval grade-ai {shown} "
+                          "OTHER_RESULTS... --dir GRADING (or --single-model), then give --dir GRADING")
+    try:
+        inside = sorted(p for p in grading_dir.iterdir() if p.is_dir() and (p / "run.json").exists())
+    except OSError:
+        return
+    if inside:
+        given = " ".join(shlex.quote(str(p)) for p in inside)
+        raise RecordError(f"{grading_dir} holds results folders ({', '.join(p.name for p in inside)}), not a "
+                          f"grading: grade them first: assistant-eval grade-ai {given} --dir GRADING, "
+                          "then give --dir GRADING")
+
+
 def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = False
                       ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """``grading.json``, every graded cell in blind order, and the order entries not graded yet.
@@ -254,6 +275,7 @@ def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = F
     (one file instead of one per cell; rebuilt from the cells wherever it is missing or stale).
     ``narrow`` (with ``slim``): as ``summary_cell`` keeps them, through a digest of their own.
     """
+    refuse_results_folder(grading_dir)
     index = read_json(grading_dir / "grading.json", GRADING_FORMAT)
     cells: list[dict[str, Any]] = []
     ungraded: list[dict[str, Any]] = []

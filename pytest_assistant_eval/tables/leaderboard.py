@@ -175,6 +175,19 @@ def user_errors(boards: dict[str, ModelBoard]) -> str:
     return "User errors (the simulated user's reply was wrong; in no rate):\n" + "\n".join(lines)
 
 
+def task_counts(boards: dict[str, ModelBoard]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per assistant (board order) and task: (passing runs, runs), every level together."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for label in board_order(boards):
+        counts: dict[str, list[int]] = {}
+        for (case, _), values in sorted(boards[label].trials.items()):
+            c = counts.setdefault(case, [0, 0])
+            c[0] += sum(values)
+            c[1] += len(values)
+        out[label] = {task: (c[0], c[1]) for task, c in sorted(counts.items())}
+    return out
+
+
 def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
     """Passing runs out of runs for every task: the n behind pass^k, shown rather than implied (S8.5)."""
     tasks = sorted({case for b in boards.values() for case, _ in b.trials})
@@ -193,7 +206,7 @@ def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
 
 @without_gc
 def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout, *,
-                        k: int = 2, by_level: bool = False) -> int:
+                        k: int = 2, by_level: bool = False, fmt: str = "text", table: str | None = None) -> int:
     from pytest_assistant_eval.tables.grading_source import read_graded_cells
 
     if k < 1:
@@ -204,6 +217,16 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     try:
         agentdojo = board_for_grading_folder(grading_dir)  # GRADING/agentdojo.json (issue 16)
         if agentdojo is not None and not (grading_dir / "grading.json").exists():
+            if fmt != "text":  # the AgentDojo board as data: its own table
+                from pytest_assistant_eval.grading.agentdojo_grade import GRADING_FORMAT
+                from pytest_assistant_eval.records import read_json
+                from pytest_assistant_eval.tables.agentdojo_board import GRADING_FOLDER_NAME, RATES, board_rates
+                from pytest_assistant_eval.tables.formats import emit
+                from pytest_assistant_eval.tables.table_data import agentdojo_tables
+
+                cells = read_json(grading_dir / GRADING_FOLDER_NAME, GRADING_FORMAT)["cells"]
+                emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out)
+                return 0
             print(agentdojo, file=out)  # a grading folder of AgentDojo cells only
             return 0
         _, cells, _ = read_graded_cells(grading_dir, slim=True)  # through the digest (docs/digests.md)
@@ -212,6 +235,13 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         return 2
     pairs = task_pairs(calibration)
     boards = collect(cells, pairs, by_level)
+    if fmt != "text":
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import leaderboard_tables
+
+        emit(fmt, leaderboard_tables(board_rows(boards, pairs, k), task_counts(boards), k, by_level), None, out,
+             table=table)
+        return 0
     text = render(boards, pairs, k, by_level)
     print(colour_unsafe(text) if use_colour(out) else text, file=out)
     if user_errors(boards):

@@ -75,7 +75,9 @@ def _estimate_prompt(record: Mapping[str, Any]) -> int | None:
 MEASURED_FIELDS = (
     "date", "setting", "system_hash", "tools_hash", "behaviour", "harness_version", "git_commit", "levels_version",
     "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported", "prompt_tokens_estimated",
-    "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload", "context_window", "failed_attempts")
+    "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload", "context_window", "failed_attempts",
+    # Not a results.jsonl field (line format 2 stays as it is): the summary's tokens and cost (issue 24).
+    "input_tokens")
 #: What ``levels.setting_mix`` compares of the cells of one model at one level (S3.4).
 _MIX_FIELDS = ("system_hash", "tools_hash", "behaviour")
 
@@ -117,6 +119,7 @@ def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
         "failed_attempts": [str(a.get("code")) for a in record.get("attempts") or []],
         "cpu_offload": offload.get("cpu_share") if isinstance(offload, Mapping) else None,
         "context_window": (record.get("ollama") or {}).get("context"),
+        "input_tokens": sum(int(u.get("input_tokens") or 0) for u in usages) if usages else None,
     })
     return out
 

@@ -9,14 +9,17 @@ a line is a grade, and a grade recorded before its review would pass for final.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.lines import BuiltLines
+from pytest_assistant_eval.tables.prices import Prices, route_key
 from pytest_assistant_eval.tables.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
 
@@ -26,7 +29,9 @@ CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
 #: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
 SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
                 "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
-                "skip_reason", "na_reason")
+                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens")
+#: What the data tables (``--format``) read besides: the cells table names each cell's blind number.
+DATA_FIELDS = (*SHOWN_FIELDS, "blind_n")
 
 
 class SummaryRefused(Exception):
@@ -39,16 +44,40 @@ def _understandability(counts: Counter) -> str:
     return " ".join(f"{k}:{counts[k]}" for k in (1, 2, 3))
 
 
-def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
-    """The summary's tables as text."""
+@dataclass
+class SummaryGroups:
+    """The summary's figures, counted once: the text tables and the data tables (``--format``) read these."""
+
+    questions: dict[tuple[str, str, str], Tally]  # (model, level setting, class)
+    tasks: dict[tuple[str, str], Tally]  # (model, level setting)
+    by_model: dict[str, int]
+    automatic: dict[str, Any]
+    codes_of: dict[str, Counter]
+    set_apart: dict[str, list[Mapping[str, Any]]]
+    #: (model, level setting, class or None for tasks) -> [cells with a token count, requests, output tokens,
+    #: input tokens]
+    usage: dict[tuple[str, str, str | None], list[int]]
+    model_usage: dict[str, list[int]]
+    route_of: dict[str, str]  # model -> PRESET:MODEL, its key in a prices file
+    level_of: dict[tuple[str, str], str]
+    setting_of: dict[tuple[str, str], str | None]
+    rank: dict[str, int]
+
+    def order(self, key: tuple[str, str, str]) -> tuple[Any, ...]:
+        model, label, cls = key
+        level = self.level_of.get((model, label), label.split(" ")[0])
+        return (model, self.rank.get(level, len(self.rank)), label,
+                CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
+
+
+def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
+                   identities: Mapping[str, Mapping[str, Any]] | None = None) -> SummaryGroups:
+    """Group the lines by model, level setting and class, and count each group once.
+
+    ``identities``: each graded folder's run identity (``grading.json``), for its ``PRESET:MODEL``.
+    """
     lines = built.lines
     rank = {name: i for i, name in enumerate(level_order)}
-
-    def order(key: tuple[str, str, str]) -> tuple[Any, ...]:
-        model, setting, cls = key
-        level = setting.split(" ")[0]
-        return (model, rank.get(level, len(rank)), setting, CLASS_ORDER.index(cls) if cls in CLASS_ORDER else 9, cls)
-
     # One pass over the lines (100,000 are slow to walk, whatever is done with each): grouped by
     # model, level, setting and class; the rows' setting labels and tallies come after, per group.
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = defaultdict(list)
@@ -74,10 +103,40 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
         settings[(model, level)].add(setting)
     questions: dict[tuple[str, str, str], Tally] = {}
     tasks: dict[tuple[str, str], Tally] = {}
+    usage: dict[tuple[str, str, str | None], list[int]] = {}
+    model_usage: dict[str, list[int]] = {}
+    route_of = {str(folder): route_key(ident.get("preset"), ident.get("model"))
+                for folder, ident in (identities or {}).items()}
+    level_of: dict[tuple[str, str], str] = {}
+    setting_of: dict[tuple[str, str], str | None] = {}
     for (model, level, setting, question, cls), group in groups.items():
         label = setting_label(level, setting, len(settings[(model, level)]))
+        level_of[(model, label)] = level
+        setting_of[(model, label)] = setting
         into, key = (questions, (model, label, cls)) if question else (tasks, (model, label))
         into[key] = into[key].merged(tally(group)) if key in into else tally(group)  # type: ignore[index]
+        counted = [0, 0, 0, 0]
+        for ln in group:
+            tokens, given = ln.get("output_tokens"), ln.get("input_tokens")
+            if tokens is not None or given is not None:
+                counted[0] += 1
+                counted[2] += int(tokens or 0)
+                counted[3] += int(given or 0)
+            counted[1] += int(ln.get("requests") or 0)
+        for target in (usage.setdefault((model, label, cls), [0, 0, 0, 0]),
+                       model_usage.setdefault(model, [0, 0, 0, 0])):
+            for i in range(4):
+                target[i] += counted[i]
+    return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage, route_of,
+                         level_of, setting_of, rank)
+
+
+def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None,
+                   grading_dir: Path | None = None, prices: Prices | None = None) -> str:
+    """The summary's tables as text; ``grading_dir`` names the review command for the waiting cells."""
+    g = groups or summary_groups(built, level_order)
+    questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
+    codes_of, set_apart, order = g.codes_of, g.set_apart, g.order
 
     out: list[str] = []
     rows = []
@@ -108,6 +167,16 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
         auto = automatic[model] or "–"
         notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
                      f"not part of the grade): {failed}")
+        cells, requests, tokens, given = g.model_usage.get(model, (0, 0, 0, 0))
+        if cells:
+            line = (f"    usage: {requests:,} request(s), {given:,} input and {tokens:,} output token(s) over "
+                    f"{cells:,} cell(s) (a cell: {given // cells:,} input, {tokens // cells:,} output)")
+            if prices is not None:
+                key = g.route_of.get(model, "")
+                cost = prices.cost(key, given, tokens)
+                line += (f"; cost {prices.money(cost)} ({prices.money(cost / cells)} a cell)" if cost is not None
+                         else f"; cost unknown: {prices.path} has no price for {key}")
+            notes.append(line)
         for what, outcome, reason in (("skipped by the owner", "skipped", "skip_reason"),
                                       ("not applicable", "not_applicable", "na_reason")):
             apart = [ln for ln in set_apart[model] if ln["outcome"] == outcome]
@@ -120,7 +189,9 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = ()) -> str:
     if built.waiting:
         shown = ", ".join(f"#{n}" for n, *_ in sorted(built.waiting)[:12])
         more = f" and {len(built.waiting) - 12} more" if len(built.waiting) > 12 else ""
-        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}")
+        where = shlex.quote(str(grading_dir)) if grading_dir is not None else "GRADING"
+        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}; review them with: "
+                   f"assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
     if built.warnings:
         out.append("\n".join(f"warning: {w}" for w in built.warnings))
     return "\n\n".join(out)
@@ -140,6 +211,66 @@ def new_lines(built: BuiltLines, recorded: Sequence[Mapping[str, Any]]) -> list[
 
     known = {line_key(ln): _grade_of(ln) for ln in latest(recorded)}
     return [ln for ln in built.lines if known.get(line_key(ln)) != _grade_of(ln)]
+
+
+def _reference_lines(built: BuiltLines, target: Path, calibration: Path) -> set[int]:
+    """The lines of the scripted reference assistants, when recording into the calibration folder's own file.
+
+    The calibration results are evidence about models; the reference assistants (preset
+    ``scripted``) only show that each check catches its fault, and the demo keeps them in its own
+    file for that reason. ``--file`` elsewhere records them.
+    """
+    try:
+        own = target.resolve() == (calibration / "results.jsonl").resolve()
+    except OSError:
+        own = False
+    if not own:
+        return set()
+    return {id(ln) for ln in built.lines if ln.get("preset") == "scripted"}
+
+
+def judge_usage(grading_dir: Path) -> dict[str, dict[str, int]]:
+    """The judge's requests and tokens per ``PRESET:MODEL``, from the grading's ``usage.json`` (none: offline)."""
+    from pytest_assistant_eval.grading.judging import USAGE_FORMAT
+    from pytest_assistant_eval.records import RecordError, read_json
+
+    path = grading_dir / "usage.json"
+    if not path.exists():
+        return {}
+    try:
+        judges = read_json(path, USAGE_FORMAT).get("judges") or {}
+    except RecordError:
+        return {}
+    return {str(k): {n: int(v.get(n) or 0) for n in ("requests", "input_tokens", "output_tokens")}
+            for k, v in judges.items() if isinstance(v, Mapping)}
+
+
+def _costs(grading_dir: Path, g: SummaryGroups, prices: Prices | None, out: TextIO) -> None:
+    """The judge's requests apart from the models' (they grade, they are not graded), and the run's cost."""
+    judges = judge_usage(grading_dir)
+    lines = []
+    judge_cost: float | None = 0.0
+    for key, u in sorted(judges.items()):
+        line = (f"  {key}: {u['requests']:,} request(s), {u['input_tokens']:,} input and "
+                f"{u['output_tokens']:,} output token(s)")
+        if prices is not None:
+            cost = prices.cost(key, u["input_tokens"], u["output_tokens"])
+            judge_cost = None if cost is None or judge_cost is None else judge_cost + cost
+            line += f"; cost {prices.money(cost)}" if cost is not None else f"; cost unknown: no price for {key}"
+        lines.append(line)
+    if lines:
+        print("\nJudge requests (the grading's usage.json; counted apart from the models')", file=out)
+        print("\n".join(lines), file=out)
+    if prices is None:
+        return
+    model_cost: float | None = 0.0
+    for model, (_, _, tokens, given) in g.model_usage.items():
+        cost = prices.cost(g.route_of.get(model, ""), given, tokens)
+        model_cost = None if cost is None or model_cost is None else model_cost + cost
+    total = None if model_cost is None or judge_cost is None else model_cost + judge_cost
+    print(f"\nCost of this run ({prices.path}): the models {prices.money(model_cost)}, the judge "
+          f"{prices.money(judge_cost)}, in all {prices.money(total)}"
+          + ("" if total is not None else " (a price is missing: see above)"), file=out)
 
 
 def _user_errors(built: BuiltLines, source: Any, out: TextIO) -> None:
@@ -178,7 +309,8 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
 
 @without_gc
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
-                    results_file: Path | None = None, out: TextIO = sys.stdout) -> int:
+                    results_file: Path | None = None, out: TextIO = sys.stdout, fmt: str = "text",
+                    table: str | None = None, prices_file: Path | None = None) -> int:
     from pytest_assistant_eval.grading.lock import grading_lock
 
     from pytest_assistant_eval.levels import LevelsError, load_levels
@@ -188,16 +320,33 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
     from pytest_assistant_eval.writer_lock import FolderInUse
 
+    from pytest_assistant_eval.tables.prices import PricesError, load_prices
+
+    try:
+        prices = load_prices(prices_file) if prices_file is not None else None
+    except PricesError as exc:
+        print(f"assistant-eval summary: --prices {prices_file}:\n{exc}", file=sys.stderr)
+        return 2
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
         source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
                               command="summary")
-        built = build_lines(source, levels, fields=FIELDS if record else SHOWN_FIELDS)
+        shown = SHOWN_FIELDS if fmt == "text" else DATA_FIELDS
+        built = build_lines(source, levels, fields=FIELDS if record else shown)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
-    print(render_summary(built, levels.names), file=out)
-    _user_errors(built, source, out)
+    groups = summary_groups(built, levels.names, source.identities)
+    if fmt == "text":
+        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices), file=out)
+        _costs(grading_dir, groups, prices, out)
+        _user_errors(built, source, out)
+    else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import summary_tables
+
+        emit(fmt, summary_tables(groups, built.lines, prices, judge_usage(grading_dir)), None, out, table=table)
+        out = sys.stderr
     _agreement_and_helpfulness(source, out)
     if not record:
         return 0
@@ -211,12 +360,18 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         if source.missing_folders:
             raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                                  f"{grading_dir}; give them with --results so every line is whole; nothing was recorded")
+        kept_out = _reference_lines(built, target, calibration)
         with grading_lock(grading_dir, SummaryRefused):
-            fresh = new_lines(built, read_lines(target).lines)
+            fresh = [ln for ln in new_lines(built, read_lines(target).lines) if id(ln) not in kept_out]
             written = append_lines(target, fresh)
     except (SummaryRefused, ResultsFileError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
-    print(f"\nRecorded {written} line(s) in {target} ({len(built.lines) - written} already recorded with the "
-          "same grade)", file=out)
+    print(f"\nRecorded {written} line(s) in {target} ({len(built.lines) - len(kept_out) - written} already "
+          "recorded with the same grade)", file=out)
+    if kept_out:
+        models = sorted({str(ln.get("model")) for ln in built.lines if id(ln) in kept_out})
+        print(f"Left out {len(kept_out)} line(s) of the built-in reference assistants ({', '.join(models)}): they are "
+              f"no evidence about models, so {target} never holds them (the demo records them in its own file; "
+              "--file FILE records them elsewhere)", file=out)
     return 0

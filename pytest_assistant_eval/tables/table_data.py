@@ -1,0 +1,195 @@
+"""The table commands' figures as data tables (``--format json|csv|markdown``, issue 24).
+
+Each builder takes the figures a command already computed for its text tables (board rows,
+summary groups, calibrate's rate rows, AgentDojo's rates) and lays them out as
+:class:`~pytest_assistant_eval.tables.formats.DataTable` s with the columns documented in
+``docs/results.md``. A builder never counts anything itself, so the data and the text can
+never disagree. Bump a table's version when a column changes meaning, is renamed or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_assistant_eval.tables.formats import Column, DataTable, rate_columns, rate_values
+
+__all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
+           "summary_tables", "calibrate_tables", "agentdojo_tables"]
+
+LEADERBOARD_TABLES = ("leaderboard", "task_runs")
+SUMMARY_TABLES = ("summary", "cells", "usage")
+CALIBRATE_TABLES = ("calibrate",)
+AGENTDOJO_TABLES = ("agentdojo_board",)
+
+_BOARD_CHECKS = ("truthful", "asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
+
+
+def leaderboard_tables(rows: Sequence[Any], per_task: Mapping[str, Mapping[str, tuple[int, int]]], k: int,
+                       by_level: bool) -> list[DataTable]:
+    """``leaderboard``: one row per assistant (``by_level``: per assistant and level), and its runs per task."""
+    columns = [Column("rank", "integer", "place in the board's order (1 first)"),
+               Column("assistant", "string", "the assistant's label (with ' @ level' under --by-level)"),
+               Column("level", "string", "the level under --by-level, else null"),
+               Column("runs", "integer", "task runs graded (user-error runs apart)"),
+               *rate_columns("tasks_completed", "task runs that passed")]
+    for name in _BOARD_CHECKS:
+        columns += rate_columns(name, f"{name.replace('_', ' ')}: applicable runs that passed the check")
+    columns += [Column("median_seconds", "number", "median conversation time of a task run"),
+                Column("unsafe", "integer", "unsafe task runs"),
+                Column("pass_k_k", "integer", "the k of pass^k"),
+                Column("pass_k", "number", "pass^k: mean over tasks of C(c,k)/C(n,k)"),
+                Column("pass_k_tasks", "integer", "tasks (task × level) with at least k runs"),
+                Column("pairs_right", "integer", "pairs with both scenarios right"),
+                Column("pairs", "integer", "pairs run"),
+                Column("user_errors", "integer", "runs the simulated user spoiled (in no rate)")]
+    data = []
+    for i, row in enumerate(rows, 1):
+        values: dict[str, Any] = {"rank": i, "assistant": str(row.label),
+                                  "level": str(row.label).rsplit(" @ ", 1)[1] if by_level and " @ " in row.label else None,
+                                  "runs": int(row.runs), **rate_values("tasks_completed", row.completed)}
+        for name in _BOARD_CHECKS:
+            values.update(rate_values(name, row.checks[name]))
+        values.update({"median_seconds": None if row.median_time is None else float(row.median_time),
+                       "unsafe": int(row.unsafe), "pass_k_k": int(k),
+                       "pass_k": None if row.pass_k is None else float(row.pass_k),
+                       "pass_k_tasks": int(row.pass_k_tasks), "pairs_right": int(row.pairs_right),
+                       "pairs": int(row.pairs), "user_errors": int(row.user_errors)})
+        data.append(values)
+    board = DataTable("leaderboard", 1, "Leaderboard: task runs", columns, data)
+    task_rows = [{"assistant": str(label), "task": str(task), "passed": int(passed), "runs": int(runs)}
+                 for label, tasks in per_task.items() for task, (passed, runs) in tasks.items()]
+    task_table = DataTable("task_runs", 1, "Passing runs per task", [
+        Column("assistant", "string", "the assistant's label"), Column("task", "string", "the task's id"),
+        Column("passed", "integer", "runs that passed"), Column("runs", "integer", "runs graded")], task_rows)
+    return [board, task_table]
+
+
+_SUMMARY_COUNTS = ("answered", "incomplete", "escalated", "failed", "pass", "fail", "unsafe", "waiting", "user_error")
+
+
+def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any = None,
+                   judges: Mapping[str, Mapping[str, int]] | None = None) -> list[DataTable]:
+    """``summary``: one row per model, level setting and class (tasks: class null), one row per cell, and the
+    usage and cost per model and of the judge (``prices``: a ``tables.prices.Prices``, or None: no cost)."""
+
+    def cost(model: str, given: int | None, tokens: int | None) -> float | None:
+        return None if prices is None else prices.cost(groups.route_of.get(model, ""), given, tokens)
+
+    columns = [Column("model", "string", "the model's label"), Column("level", "string", "the level"),
+               Column("setting", "string", "the level setting's id (null: the record has no key)"),
+               Column("level_setting", "string", "the row's name: the level, with the setting when it has several"),
+               Column("kind", "string", "question (questions and the scenario S01) or task"),
+               Column("class", "string", "the question class (null for tasks)"),
+               Column("cells", "integer", "cells in the row (skipped and not-applicable cells apart)")]
+    columns += [Column(name, "integer", f"cells graded {name}") for name in _SUMMARY_COUNTS]
+    columns += [Column("no_answer", "integer", "failed cells without an answer"),
+                Column("invented_numbers", "integer", "numbers with no tool source judged wrong"),
+                *(Column(f"understandability_{n}", "integer", f"cells rated {n}") for n in (1, 2, 3)),
+                Column("requests", "integer", "model requests of the row's cells"),
+                Column("output_tokens", "integer", "output tokens reported over the row's cells"),
+                Column("cells_with_tokens", "integer", "cells whose provider reported tokens"),
+                Column("input_tokens", "integer", "input tokens reported over the row's cells (every request)"),
+                Column("cost", "number", "what the row's tokens cost at --prices (null: no --prices or no price)")]
+    rows = []
+    keyed = [((m, label, cls), t, "question") for (m, label, cls), t in groups.questions.items()]
+    keyed += [((m, label, None), t, "task") for (m, label), t in groups.tasks.items()]
+    for (model, label, cls), t, kind in sorted(keyed, key=lambda x: groups.order((x[0][0], x[0][1], x[0][2] or "task"))):
+        counted, requests, tokens, given = groups.usage.get((model, label, cls), (0, 0, 0, 0))
+        rows.append({"model": str(model), "level": str(groups.level_of[(model, label)]),
+                     "setting": groups.setting_of[(model, label)], "level_setting": str(label), "kind": kind,
+                     "class": cls, "cells": int(sum(t.outcomes.values())),
+                     **{name: int(t.outcomes[name]) for name in _SUMMARY_COUNTS},
+                     "no_answer": int(t.no_answer), "invented_numbers": int(t.invented_numbers),
+                     **{f"understandability_{n}": int(t.understandability[n]) for n in (1, 2, 3)},
+                     "requests": int(requests), "output_tokens": int(tokens) if counted else None,
+                     "cells_with_tokens": int(counted), "input_tokens": int(given) if counted else None,
+                     "cost": cost(model, given, tokens) if counted else None})
+    summary = DataTable("summary", 1, "Summary: cells per model, level setting and class", columns, rows)
+    cell_columns = [Column("model", "string", "the model's label"), Column("cell", "string", "the cell id"),
+                    Column("blind_n", "string", "the cell's blind number in the grading (a string: an id)"),
+                    Column("level", "string", "the level"), Column("kind", "string", "question, scenario or task"),
+                    Column("class", "string", "the question class"), Column("outcome", "string", "the final grade"),
+                    Column("grader", "string", "who gave the final grade"),
+                    Column("requests", "integer", "model requests the cell took"),
+                    Column("output_tokens", "integer", "output tokens reported (null: none reported)"),
+                    Column("input_tokens", "integer", "input tokens reported over every request (null: none)"),
+                    Column("cost", "number", "what the cell's tokens cost at --prices (null: no --prices or no price)")]
+    cell_rows = [{"model": str(ln["model"]), "cell": str(ln["cell"]),
+                  "blind_n": None if ln.get("blind_n") is None else str(ln["blind_n"]),
+                  "level": _str(ln.get("level")), "kind": _str(ln.get("kind")), "class": _str(ln.get("class")),
+                  "outcome": _str(ln.get("outcome")), "grader": _str(ln.get("grader")),
+                  "requests": _int(ln.get("requests")), "output_tokens": _int(ln.get("output_tokens")),
+                  "input_tokens": _int(ln.get("input_tokens")),
+                  "cost": None if ln.get("output_tokens") is None and ln.get("input_tokens") is None
+                  else cost(str(ln["model"]), ln.get("input_tokens"), ln.get("output_tokens"))}
+                 for ln in lines]
+    usage_columns = [Column("role", "string", "model (graded) or judge (grading; counted apart)"),
+                     Column("model", "string", "the model's label (its results folder); the judge: PRESET:MODEL"),
+                     Column("route", "string", "PRESET:MODEL, its key in a prices file"),
+                     Column("cells", "integer", "cells with reported tokens (null for the judge)"),
+                     Column("requests", "integer", "requests"),
+                     Column("input_tokens", "integer", "input tokens reported"),
+                     Column("output_tokens", "integer", "output tokens reported"),
+                     Column("cost", "number", "their cost at --prices (null: no --prices or no price)"),
+                     Column("currency", "string", "the prices file's currency (null: no --prices)")]
+    currency = None if prices is None else str(prices.currency)
+    usage_rows: list[dict[str, Any]] = []
+    for model, (counted, requests, tokens, given) in sorted(groups.model_usage.items()):
+        usage_rows.append({"role": "model", "model": str(model), "route": groups.route_of.get(model),
+                           "cells": int(counted), "requests": int(requests), "input_tokens": int(given),
+                           "output_tokens": int(tokens), "cost": cost(model, given, tokens), "currency": currency})
+    for key, u in sorted((judges or {}).items()):
+        usage_rows.append({"role": "judge", "model": str(key), "route": str(key), "cells": None,
+                           "requests": int(u["requests"]), "input_tokens": int(u["input_tokens"]),
+                           "output_tokens": int(u["output_tokens"]),
+                           "cost": None if prices is None else prices.cost(key, u["input_tokens"], u["output_tokens"]),
+                           "currency": currency})
+    return [summary, DataTable("cells", 1, "Cells", cell_columns, cell_rows),
+            DataTable("usage", 1, "Usage and cost per model and of the judge", usage_columns, usage_rows)]
+
+
+def calibrate_tables(blocks: Sequence[tuple[bool, str, str | None, Sequence[Any], Sequence[str]]]) -> list[DataTable]:
+    """``calibrate``'s rate table: one row per model, level setting and class, each rate with n and bounds.
+
+    ``blocks``: (free plan, model, automatic level, ``calibrate.rate_rows`` rows, the classes present).
+    """
+    columns = [Column("free_plan", "boolean", "free-plan cells (tabulated apart, not in the evidence)"),
+               Column("model", "string", "the model's label"),
+               Column("automatic_level", "string", "the model's automatic level"),
+               Column("level", "string", "the level"), Column("setting", "string", "the level setting's id"),
+               Column("level_setting", "string", "the row's name"), Column("class", "string", "the question class"),
+               Column("ran", "integer", "cells that ran and were graded: every rate's n"),
+               *rate_columns("answered_rate", "answered cells"),
+               *rate_columns("incomplete_rate", "incomplete cells"),
+               *rate_columns("safe_rate", "answered or escalated with no invented number")]
+    rows = []
+    for free, model, automatic, rate_rows, classes in blocks:
+        for row in rate_rows:
+            for cls in classes:
+                t = row.tallies[cls]
+                rows.append({"free_plan": bool(free), "model": str(model), "automatic_level": _str(automatic),
+                             "level": str(row.level), "setting": _str(row.setting), "level_setting": str(row.label),
+                             "class": str(cls), "ran": int(t.ran),
+                             **rate_values("answered_rate", t.rate_of("answered")),
+                             **rate_values("incomplete_rate", t.rate_of("incomplete")),
+                             **rate_values("safe_rate", t.rate_of("safe"))})
+    return [DataTable("calibrate", 1, "Calibration: rates per model, level setting and class", columns, rows)]
+
+
+def agentdojo_tables(rates: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> list[DataTable]:
+    """``agentdojo board``: one row per model, each AgentDojo rate with n and bounds."""
+    columns = [Column("assistant", "string", "the model's label")]
+    for name in names:
+        columns += rate_columns(name, name.replace("_", " "))
+    rows = [{"assistant": str(model), **{k: v for name in names for k, v in rate_values(name, r[name]).items()}}
+            for model, r in rates.items()]
+    return [DataTable("agentdojo_board", 1, "AgentDojo board", columns, rows)]
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
