@@ -119,7 +119,7 @@ def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from pytest_assistant_eval.records import HARNESS_VERSION
     from pytest_assistant_eval.tables.formats import add_format_arguments
-    from pytest_assistant_eval.tables.table_data import CALIBRATE_TABLES, LEADERBOARD_TABLES, SUMMARY_TABLES
+    from pytest_assistant_eval.tables.table_data import CALIBRATE_TABLES, COMPARE_TABLES, LEADERBOARD_TABLES, SUMMARY_TABLES
 
     parser = argparse.ArgumentParser(prog="assistant-eval", description=(
         "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))
@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, required=True, help="a grading folder holding both models")
     p.add_argument("model_a", metavar="A", help="a model as the leaderboard names it")
     p.add_argument("model_b", metavar="B", help="the model to compare it with")
+    add_format_arguments(p, COMPARE_TABLES)
 
     p = sub.add_parser("report", help="one self-contained HTML page of a grading folder, with a drill-down into "
                                       "every cell (opens offline)")
@@ -238,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "compare":
         from pytest_assistant_eval.tables.compare import compare_command
 
-        return compare_command(args.dir, args.model_a, args.model_b)
+        return compare_command(args.dir, args.model_a, args.model_b, fmt=args.format, table=args.table)
     if args.command == "summary":
         from pytest_assistant_eval.tables.summary import summary_command
 

@@ -87,10 +87,19 @@ def _agentdojo(base: Path, fmt: str, table: str | None) -> str:
     return out.getvalue()
 
 
+def _compare(base: Path, fmt: str, table: str | None) -> str:
+    from pytest_assistant_eval.tables.compare import compare_command
+
+    out = io.StringIO()
+    assert compare_command(base / "grading", *MODELS, out=out, fmt=fmt, table=table) == 0
+    return out.getvalue()
+
+
 COMMANDS: dict[str, tuple[Callable[[Path, str, str | None], str], str]] = {
     "leaderboard": (_leaderboard, "leaderboard"), "task_runs": (_leaderboard, "task_runs"),
     "summary": (_summary, "summary"), "cells": (_summary, "cells"), "usage": (_summary, "usage"),
     "calibrate": (_calibrate, "calibrate"), "agentdojo_board": (_agentdojo, "agentdojo_board"),
+    "compare": (_compare, "compare"),
 }
 
 

@@ -167,7 +167,8 @@ def closing_lines(rows: Sequence[Comparison]) -> str:
 
 
 @without_gc
-def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout) -> int:
+def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout, fmt: str = "text",
+                    table: str | None = None) -> int:
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import read_graded_cells
 
@@ -185,5 +186,12 @@ def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout)
     if a == b:
         print("assistant-eval compare: give two different models", file=sys.stderr)
         return 2
-    print(render_compare(compare_cells(cells, a, b), a, b), file=out)
+    rows = compare_cells(cells, a, b)
+    if fmt != "text":
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import compare_tables
+
+        emit(fmt, compare_tables(rows, a, b), None, out, table=table)
+        return 0
+    print(render_compare(rows, a, b), file=out)
     return 0

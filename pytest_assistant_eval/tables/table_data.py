@@ -15,12 +15,13 @@ from typing import Any
 from pytest_assistant_eval.tables.formats import Column, DataTable, rate_columns, rate_values
 
 __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
-           "summary_tables", "calibrate_tables", "agentdojo_tables"]
+           "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables"]
 
 LEADERBOARD_TABLES = ("leaderboard", "task_runs")
 SUMMARY_TABLES = ("summary", "cells", "usage")
 CALIBRATE_TABLES = ("calibrate",)
 AGENTDOJO_TABLES = ("agentdojo_board",)
+COMPARE_TABLES = ("compare",)
 
 _BOARD_CHECKS = ("truthful", "asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
 
@@ -193,3 +194,30 @@ def _str(value: Any) -> str | None:
 
 def _int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def compare_tables(rows: Sequence[Any], a: str, b: str) -> list[DataTable]:
+    """``compare``: one row per measure of A against B over their paired cases (``tables/compare.py``)."""
+    columns = [Column("measure", "string", "the rate compared"),
+               Column("of", "string", "what the rates are shares of"),
+               Column("model_a", "string", "A, as the leaderboard names it"),
+               Column("model_b", "string", "B, as the leaderboard names it"),
+               Column("n", "integer", "paired cases where the measure applied to both"),
+               Column("rate_a", "number", "A's rate over the pairs (null when n is 0)"),
+               Column("rate_b", "number", "B's rate over the pairs (null when n is 0)"),
+               Column("difference", "number", "A − B, -1 to 1 (null when n is 0)"),
+               Column("difference_low", "number", "Newcombe's paired 95% interval: lower bound"),
+               Column("difference_high", "number", "Newcombe's paired 95% interval: upper bound"),
+               Column("only_a", "integer", "discordant pairs where only A succeeded"),
+               Column("only_b", "integer", "discordant pairs where only B succeeded"),
+               Column("p", "number", "exact McNemar p (two-sided)"),
+               Column("detectable", "number", "the smallest difference this n can tell apart (null below 6 pairs)")]
+    out = []
+    for r in rows:
+        low, high = r.interval if r.interval is not None else (None, None)
+        n = r.counts.n
+        out.append({"measure": r.measure, "of": r.of, "model_a": a, "model_b": b, "n": n,
+                    "rate_a": r.rate_a, "rate_b": r.rate_b, "difference": r.counts.difference if n else None,
+                    "difference_low": low, "difference_high": high, "only_a": r.counts.only_a,
+                    "only_b": r.counts.only_b, "p": float(r.p), "detectable": r.detectable})
+    return [DataTable("compare", 1, f"Compare {a} with {b}", columns, out)]
