@@ -72,10 +72,17 @@ def scripted_verdict(ctx: ReviewContext, n: int, item: Mapping[str, Any], record
         # Wrong only when the reply refused or questioned what the proposal's own values allow.
         return "wrong" if evidence.get("contradicted_by") else "right"
     if kind == "claims":
-        # Its own reading of what code traced: right when nothing was left untraced or false.
-        doubts = ("untraced", "calculations_that_do_not_hold", "denies_a_clash_the_records_show",
-                  "says_the_data_is_silent")
-        return "wrong" if any(evidence.get(k) for k in doubts) else "right"
+        # Its own reading of what code traced: right when nothing was left untraced or false, and
+        # a "the data does not say" beside every key fact stated right is about something else.
+        doubts = ("untraced", "calculations_that_do_not_hold", "denies_a_clash_the_records_show")
+        if any(evidence.get(k) for k in doubts):
+            return "wrong"
+        if evidence.get("says_the_data_is_silent"):
+            turn = str(item["id"]).rpartition("/")[0]
+            facts = [i for i in ctx.cells[n].get("items") or []
+                     if i.get("kind") == "fact" and str(i.get("id")).rpartition("/")[0] == turn]
+            return "right" if facts and all(i.get("verdict") == "right" for i in facts) else "wrong"
+        return "right"
     return "missing" if "missing" in item["allowed"] else str(item["allowed"][-1])
 
 
