@@ -195,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="name the model of every cell even while the review queue is open (the page says so)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="the two models the page compares (default: the leaderboard's first two)")
+    p.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                   help="a YAML of input and output prices per million tokens per PRESET:MODEL (as summary's): "
+                        "the page shows the cost per model and the judge's apart")
 
     p = sub.add_parser("demo", help="build, run every reference assistant, grade and print the leaderboard")
     p.add_argument("--out", type=Path, default=Path("_eval_reports/demo"),
@@ -260,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_assistant_eval.tables.report import report_command
 
         return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
-                              unblind=args.unblind, compare=args.compare)
+                              unblind=args.unblind, compare=args.compare, prices_file=args.prices)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

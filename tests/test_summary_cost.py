@@ -129,3 +129,26 @@ def test_a_bad_prices_file_stops_the_summary_before_it_prints_anything(graded: P
                            "--prices", str(path)], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2 and done.stdout == ""
     assert f"{path}:1: format 'assistant-eval.prices/2' is not 'assistant-eval.prices/1'" in done.stderr
+
+
+def test_the_report_counts_tokens_per_model_and_the_judges_apart_with_their_cost(tmp_path):
+    # Issue 24: tokens and cost on the page too, from the same lines and usage.json the summary reads.
+    import json
+    from types import SimpleNamespace
+
+    from pytest_assistant_eval.tables.prices import load_prices
+    from pytest_assistant_eval.tables.report import usage_context
+
+    (tmp_path / "usage.json").write_text(json.dumps({"format": "assistant-eval.judge-usage/1", "judges": {
+        "openai:gpt-j": {"requests": 3, "input_tokens": 3000, "output_tokens": 300}}}))
+    prices_file = tmp_path / "prices.yaml"
+    prices_file.write_text("format: assistant-eval.prices/1\nmodels:\n  openai:gpt-x: {input: 1.0, output: 2.0}\n"
+                           "  openai:gpt-j: {input: 10.0, output: 20.0}\n")
+    lines = [{"model": "gpt-x", "preset": "openai", "model_name": "gpt-x", "requests": 2, "input_tokens": 500_000,
+              "output_tokens": 250_000}] * 2
+    usage = usage_context(SimpleNamespace(path=tmp_path), lines, load_prices(prices_file))
+    (model,) = usage["models"]
+    assert (model["cells"], model["requests"], model["input"], model["output"]) == (2, 4, 1_000_000, 500_000)
+    assert model["cost"].startswith("2.0") and usage["judges"][0]["requests"] == 3
+    assert usage["judges"][0]["cost"].startswith("0.036")
+    assert usage_context(SimpleNamespace(path=tmp_path), lines)["models"][0]["cost"] is None

@@ -257,7 +257,8 @@ def _reviews(source: GradingSource) -> dict[int, dict[str, Any]]:
 
 
 def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, str], k: int = 2,
-                 plotter: Any = None, unblind: bool = False, compare: Sequence[str] | None = None) -> dict[str, Any]:
+                 plotter: Any = None, unblind: bool = False, compare: Sequence[str] | None = None,
+                 prices: Any = None) -> dict[str, Any]:
     """Everything the template shows, as data; ``plotter`` draws the plots (a ``PlotProcess`` started early).
 
     While cells still wait for review the cell list, its drill-downs and the user's decisions
@@ -294,7 +295,38 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "decisions": decisions_context(views), "plots": plotter.draw(spec),
         "cells": views, "filters": filters,
         "blind": review_open and not unblind, "unblinded": review_open and unblind,
+        "usage": usage_context(source, built.lines, prices),
     }
+
+
+def usage_context(source: GradingSource, lines: Sequence[Mapping[str, Any]], prices: Any = None) -> dict[str, Any]:
+    """Requests, tokens and (with prices) cost per model, and the judge's apart, as the summary counts them."""
+    from pytest_assistant_eval.tables.prices import route_key
+    from pytest_assistant_eval.tables.summary import judge_usage
+
+    per: dict[str, dict[str, Any]] = {}
+    for ln in lines:
+        row = per.setdefault(str(ln.get("model")), {"cells": 0, "requests": 0, "input": 0, "output": 0, "reported": 0,
+                                                    "key": route_key(ln.get("preset"), ln.get("model_name"))})
+        row["cells"] += 1
+        row["requests"] += int(ln.get("requests") or 0)
+        if ln.get("input_tokens") is not None or ln.get("output_tokens") is not None:
+            row["reported"] += 1
+            row["input"] += int(ln.get("input_tokens") or 0)
+            row["output"] += int(ln.get("output_tokens") or 0)
+
+    def money(key: str, given: int, taken: int) -> str | None:
+        if prices is None:
+            return None
+        return prices.money(prices.cost(key, given, taken))
+
+    models = [{"model": m, **r, "per_cell_input": r["input"] // r["cells"] if r["cells"] else 0,
+               "per_cell_output": r["output"] // r["cells"] if r["cells"] else 0,
+               "cost": money(r["key"], r["input"], r["output"])} for m, r in sorted(per.items())]
+    judges = [{"judge": k, "requests": u["requests"], "input": u["input_tokens"], "output": u["output_tokens"],
+               "cost": money(k, u["input_tokens"], u["output_tokens"])} for k, u in sorted(judge_usage(source.path).items())]
+    return {"models": models, "judges": judges, "priced": prices is not None,
+            "prices": str(getattr(prices, "path", "")) if prices is not None else None}
 
 
 def _environment() -> Any:
@@ -334,7 +366,7 @@ def _static(name: str) -> str:
 
 
 def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
-                 unblind: bool = False, compare: Sequence[str] | None = None) -> str:
+                 unblind: bool = False, compare: Sequence[str] | None = None, prices: Any = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
     from pytest_assistant_eval.levels import load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
@@ -349,14 +381,15 @@ def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] =
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
         built = build_lines(source, levels)
-        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind, compare))
+        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind, compare,
+                                        prices))
     finally:
         plotter.close()
 
 
 def report_command(grading_dir: Path, calibration: Path, out_file: Path | None = None, *,
                    results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
-                   compare: Sequence[str] | None = None) -> int:
+                   compare: Sequence[str] | None = None, prices_file: Path | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
@@ -367,8 +400,17 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         print(f"assistant-eval report: --k must be at least 1, got {k}", file=sys.stderr)
         return 2
     target = out_file or grading_dir / REPORT_FILE
+    prices = None
+    if prices_file is not None:
+        from pytest_assistant_eval.tables.prices import PricesError, load_prices
+
+        try:
+            prices = load_prices(prices_file)
+        except PricesError as exc:
+            print(f"assistant-eval report: --prices {prices_file}:\n{exc}", file=sys.stderr)
+            return 2
     try:
-        page = build_report(grading_dir, calibration, results, k, unblind, compare)
+        page = build_report(grading_dir, calibration, results, k, unblind, compare, prices)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
