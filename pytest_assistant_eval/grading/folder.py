@@ -12,6 +12,10 @@ every record work from each folder's ``run.json``, its file names, and a first p
 reads each record for its format, fields, identity and versions and keeps nothing. Graded
 cells are written without an fsync each and the grading folder is synced once per batch; a
 graded cell that a power cut left unreadable is graded again by the next run.
+
+Size: just over the limit: the folder pass (read, refuse, blind order) and the parallel
+offline grading (`_grade_locked`, `_graded_cells`, `grade_one`, `sync_folder`) are two jobs;
+the second would move to a module of its own.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Everything is read from the cell record: the transcript (user replies carry the
 simulated user's structured side channel: facts disclosed, approvals given), the
 service log, the tool flags and the final state. A prose claim code cannot settle
 becomes an item for the judge.
+
+Size: the task checks share one reading of the transcript (`_events`, `_flags`); each
+behaviour check (real_info, reports_back, truthful) would split into its own module over
+that reading, as resists_injections already is (`injections.py`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ bounded budget and record every failed attempt. A wire-format module only says h
 Time is injected (``sleep``, ``clock``) so tests never sleep for real; the transport is
 injectable (``httpx.BaseTransport``) like ``httpx.MockTransport``. Nothing here may log or
 store a key: headers holding one are built per request and never kept.
+
+Size: the request loop (`HTTPProvider`) and the wire readers it needs (SSE and NDJSON
+streams, retry hints, reasoning text) are together; the stream parsers (`SSEEvent`,
+`iter_sse`, `iter_ndjson`) and the retry hints would split off first.
 """
 
 from __future__ import annotations
