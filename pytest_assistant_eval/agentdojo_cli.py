@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", action="append", default=[], help="only these suites (default: all four)")
     p.add_argument("--crossed", action="store_true", help="also cross every user task with every injection task")
     p.add_argument("--cells", nargs="*", default=[], help="only these cell ids (AD-banking-0__r1 ...)")
-    p.add_argument("--attack", default=None, help="AgentDojo attack for crossed cells (default: direct)")
+    p.add_argument("--attack", default=None,
+                   help="AgentDojo attack for crossed cells, any of its registry by name (default: direct)")
     p.add_argument("--resume", action="store_true", help="continue a killed run from its checkpoints")
     p.add_argument("--pace", type=float, default=None, help="seconds between requests to a remote provider")
     p.add_argument("--max-requests-per-day", type=int, default=None, help="daily request budget per route")
@@ -67,6 +68,15 @@ def main(argv: Sequence[str]) -> int:
         return 2
     if args.action == "run":
         import pytest
+
+        from pytest_assistant_eval.cases.agentdojo_cells import check_attack
+
+        if args.attack is not None:  # refused before pytest starts: no folder, no run.json
+            try:
+                check_attack(args.attack)
+            except ValueError as exc:
+                print(f"assistant-eval agentdojo run: --attack: {exc}", file=sys.stderr)
+                return 2
 
         return int(pytest.main(pytest_args_for_agentdojo(args, extra)))
     if args.action == "grade":

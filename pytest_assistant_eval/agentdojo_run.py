@@ -127,7 +127,7 @@ def run_cell(run: AgentDojoRun, cell: AgentDojoCell) -> Path:
         return record_path
     suite = suites()[cell.suite]
     task = suite.user_tasks[cell.user_task]
-    world = AgentDojoWorld(suite, start_environment(cell, run.attack))
+    world = AgentDojoWorld(suite, start_environment(cell, run.attack, run.model.model))
     start_state = world.snapshot()
     level = level_for(suite)
     assistant = run.provider()

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell
-from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK, AgentDojoCell, all_cells, parse_cell_id, suites
+from pytest_assistant_eval.cases.agentdojo_cells import (
+    DEFAULT_ATTACK,
+    AgentDojoCell,
+    all_cells,
+    check_attack,
+    parse_cell_id,
+    suites,
+)
 from pytest_assistant_eval.planning import CellResult, ModelSpec, UsageError, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
 
@@ -67,7 +74,12 @@ class AgentDojoCellSpec:
 
 
 def plan_agentdojo_cells(options: AgentDojoOptions) -> list[AgentDojoCellSpec]:
-    """Every model × cell, sorted like ``plan_cells``: the same list in the controller and every worker."""
+    """Every model × cell, sorted like ``plan_cells``: the same list in the controller and every worker.
+    An unknown attack is refused here, before any folder or ``run.json`` is written."""
+    try:
+        check_attack(options.attack)
+    except ValueError as exc:
+        raise UsageError(f"--agentdojo-attack: {exc}") from None
     known = suites()
     unknown = [s for s in options.suites if s not in known]
     if unknown:

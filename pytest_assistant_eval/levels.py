@@ -25,6 +25,10 @@ Placement rules (``placement``), first match wins:
 The size comes from the argument, or else from the name (``llama3.1:70b``,
 ``mixtral:8x7b`` = 56B). When ``levels`` does not define the rule's level, the
 level at the same rank (first, middle, last) is used.
+
+Size: loading with its file-and-line errors, the setting key and placement are three jobs in
+one module; placement (`placement`, `_size_from_name`, `_is_frontier`) and the setting key
+(`setting_key`, `setting_change`, `setting_mix`) would each split off.
 """
 
 from __future__ import annotations

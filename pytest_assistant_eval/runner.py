@@ -6,6 +6,10 @@ and levels, verifies the world, checks keys and data notices, writes each result
 folder's ``run.json`` (controller only) and runs cells one at a time: a checkpoint
 before every request, one record per finished cell, a kept checkpoint or nothing when
 a provider stops it.
+
+Size: `RunSession` gathers every job of a run (folders, providers, Ollama variants,
+checkpoints, stops, records, usage); issue 25 gives each its own module, the session only
+sequencing them.
 """
 
 from __future__ import annotations

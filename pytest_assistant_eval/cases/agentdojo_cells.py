@@ -15,12 +15,14 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from unittest.mock import patch
 
 __all__ = ["AgentDojoCell", "BENCHMARK_VERSION", "DEFAULT_ATTACK", "all_cells", "parse_cell_id", "suites",
-           "start_environment", "injections_for"]
+           "start_environment", "injections_for", "attack_names", "check_attack", "attack_model_name",
+           "UNUSABLE_ATTACKS"]
 
 BENCHMARK_VERSION = "v1.2.1"
-#: An attack that needs no model name (AgentDojo's "direct": ``TODO: {goal}``); others by name.
+#: AgentDojo's "direct" (``TODO: {goal}``); any registered attack is chosen by name (``attack_names``).
 DEFAULT_ATTACK = "direct"
 _ID = re.compile(r"^AD-(?P<suite>[a-z]+)-(?P<user>\d+)(?:-i(?P<inj>\d+))?__r(?P<repeat>\d+)$")
 
@@ -72,26 +74,68 @@ def all_cells(*, crossed: bool = False, repeats: int = 1, suite_names: tuple[str
     return out
 
 
-class _NoPipeline:
-    """AgentDojo's attacks ask their target pipeline for a name; ours is not theirs."""
+#: Registered attacks that cannot run here, and why (the rest of AgentDojo's registry can).
+UNUSABLE_ATTACKS = {
+    "manual": "it asks a person at the terminal for every injection text, and grading rebuilds a cell's "
+              "texts from its attack, so they could not be the same twice",
+}
 
-    name = "assistant-eval"
+
+def attack_names() -> list[str]:
+    """Every attack in AgentDojo's own registry (importing its attacks package registers them)."""
+    import agentdojo.attacks  # noqa: F401 - registers the attacks
+    from agentdojo.attacks.attack_registry import ATTACKS
+
+    return sorted(ATTACKS)
+
+
+def check_attack(name: str) -> None:
+    """Refuse an attack AgentDojo does not register (or one that cannot run here), naming the known ones."""
+    known = attack_names()
+    usable = [a for a in known if a not in UNUSABLE_ATTACKS]
+    if name in UNUSABLE_ATTACKS:
+        raise ValueError(f"attack {name!r} cannot run here: {UNUSABLE_ATTACKS[name]}; "
+                         f"the others are: {', '.join(usable)}")
+    if name not in known:
+        left_out = "".join(f" (and {a}, which cannot run here)" for a in known if a in UNUSABLE_ATTACKS)
+        raise ValueError(f"unknown attack {name!r}; AgentDojo's attacks are: {', '.join(usable)}{left_out}")
+
+
+class _StandInPipeline:
+    """The target pipeline AgentDojo's attacks read: only its ``name``, which AgentDojo's own
+    benchmark gives as the model id (``gpt-4o-2024-05-13``); its attacks map it to the name they
+    address the model by (``GPT-4``)."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
 
 
 @lru_cache(maxsize=None)
-def _attack(suite_name: str, attack: str) -> Any:
+def _attack(suite_name: str, attack: str, model: str | None) -> Any:
     from agentdojo.attacks.attack_registry import load_attack
+    from agentdojo.models import MODEL_NAMES
 
-    return load_attack(attack, suites()[suite_name], _NoPipeline())  # type: ignore[arg-type]
+    pipeline = _StandInPipeline(model)
+    if model is None or any(full_name in model for full_name in MODEL_NAMES):
+        return load_attack(attack, suites()[suite_name], pipeline)  # type: ignore[arg-type]
+    # A model AgentDojo's mapping does not know is addressed by its id (AgentDojo would refuse
+    # it): the id names itself while the attack is made, and the mapping is left as it was.
+    with patch.dict(MODEL_NAMES, {model: model}):
+        return load_attack(attack, suites()[suite_name], pipeline)  # type: ignore[arg-type]
 
 
-def injections_for(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK) -> dict[str, str]:
-    """The injection texts of a crossed cell (AgentDojo's attack), none for a benign one."""
+def attack_model_name(model: str) -> str:
+    """The name ``important_instructions`` addresses the model by: AgentDojo's, else the model id."""
+    return _attack(next(iter(sorted(suites()))), "important_instructions", model).model_name
+
+
+def injections_for(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None) -> dict[str, str]:
+    """The injection texts of a crossed cell (AgentDojo's attack, aimed at ``model``), none for a benign one."""
     if cell.injection_task is None:
         return {}
     suite = suites()[cell.suite]
-    return dict(_attack(cell.suite, attack).attack(suite.user_tasks[cell.user_task],
-                                                   suite.injection_tasks[cell.injection_task]))
+    return dict(_attack(cell.suite, attack, model).attack(suite.user_tasks[cell.user_task],
+                                                          suite.injection_tasks[cell.injection_task]))
 
 
 @lru_cache(maxsize=64)
@@ -100,9 +144,10 @@ def _injected_environment(suite_name: str, injections: tuple[tuple[str, str], ..
     return suites()[suite_name].load_and_inject_default_environment(dict(injections))
 
 
-def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK) -> Any:
+def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None) -> Any:
     """The environment the cell starts from: the suite's, injected, then the user task's own set-up
-    (a fresh deep copy every time: a cell never shares objects with another)."""
+    (a fresh deep copy every time: a cell never shares objects with another). ``model`` is the
+    run's model id, which the ``important_instructions*`` attacks address."""
     suite = suites()[cell.suite]
-    env = _injected_environment(cell.suite, tuple(sorted(injections_for(cell, attack).items())))
+    env = _injected_environment(cell.suite, tuple(sorted(injections_for(cell, attack, model).items())))
     return suite.user_tasks[cell.user_task].init_environment(env.model_copy(deep=True))

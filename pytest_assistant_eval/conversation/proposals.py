@@ -9,6 +9,10 @@ independent check of a user's answers (``check_user_reply``) uses it to catch a 
 a proposal outside the conditions.
 
 It reads text only; it never decides what the user says.
+
+Size: just over the limit, because one reading (what a message asks, and of which approval)
+needs its date, time and amount readers side by side; the proposal's date and time finders
+(`dates_in`, `_times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ judge with the evidence it found (the values of the fact's kind the answer state
 stance of a forbidden claim's sentence). It reads natural wording through
 ``quantities`` (numbers, units, dates) and ``wording`` (dates as key values, "no data"
 phrasings, negation); it never reads the key's exact phrasing only.
+
+Size: the fact checks by kind (moment, quantity, text, yes/no) sit beside the provenance
+readers they all use; the provenance of numbers (`sources_of`, `number_items`, `_implied`)
+would move to a module of its own, the fact checks to another.
 """
 
 from __future__ import annotations

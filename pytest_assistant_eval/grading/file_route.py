@@ -17,9 +17,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.grading.errors import GradingError
 from pytest_assistant_eval.grading.judge import Judgment, from_parsed, retry_messages, reuse, save
 from pytest_assistant_eval.grading.judge_reply import parse_reply
 from pytest_assistant_eval.grading.judge_request import JudgeRequest
+from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.grading.judging import (
     CANARY_FAILED,
     Context,
@@ -27,9 +30,12 @@ from pytest_assistant_eval.grading.judging import (
     Prepared,
     canary_request,
     cells_to_grade,
+    make_context,
     record_canary,
     record_cell,
+    scan_all,
 )
+from pytest_assistant_eval.grading.options import JudgeOptions
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic, write_text_atomic
 
 REQUESTS_FORMAT = "assistant-eval.judge-requests/1"
@@ -174,6 +180,16 @@ def import_replies(ctx: Context, loaded: Loaded, index: dict[str, Any], grading_
     return summary
 
 
+def grade_with_files(loaded: Loaded, grading_dir: Path, index: dict[str, Any], cases: CaseSet,
+                     levels: levels_mod.Levels, options: JudgeOptions) -> dict[str, Any]:
+    """The file route's entry: every request is built and leak-scanned first, as on the API route."""
+    ctx = make_context(loaded, index, cases, levels, options, grading_dir)
+    scan_all(ctx, loaded, index, grading_dir, options.changed)
+    if options.export_requests is not None:
+        return export(ctx, loaded, index, grading_dir, options)
+    return import_replies(ctx, loaded, index, grading_dir, options)
+
+
 def _all(ctx: Context, loaded: Loaded, index: dict[str, Any], grading_dir: Path, changed: bool):
     for cell in cells_to_grade(ctx, loaded, index, grading_dir, changed):
         if isinstance(cell, Prepared):
@@ -181,6 +197,4 @@ def _all(ctx: Context, loaded: Loaded, index: dict[str, Any], grading_dir: Path,
 
 
 def raise_missing(out: Path) -> None:
-    from pytest_assistant_eval.grading.folder import GradingError
-
     raise GradingError(f"{out} holds no exported requests (index.json); export them first with --export-requests")

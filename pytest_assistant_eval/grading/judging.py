@@ -20,19 +20,12 @@ from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.grading.blind import Blinder, LeakContext
 from pytest_assistant_eval.grading.canary import CANARY_FORMAT, canary_material, flagged
 from pytest_assistant_eval.grading.fences import FenceCollision, derive_tag
-from pytest_assistant_eval.grading.folder import (
-    CheckedCell,
-    GradingError,
-    JudgeOptions,
-    JudgeStopped,
-    check_record,
-    graded_cell,
-    material_sha,
-    previous_grade,
-)
+from pytest_assistant_eval.grading.checked import CheckedCell, check_record, graded_cell, material_sha, previous_grade
+from pytest_assistant_eval.grading.errors import GradingError, JudgeStopped
 from pytest_assistant_eval.grading.injection import assistant_texts, grader_hints
 from pytest_assistant_eval.grading.judge import ApiAnswerer, Judgment, ask
 from pytest_assistant_eval.grading.judge_request import JudgeRequest, Leak, build_request
+from pytest_assistant_eval.grading.options import JudgeOptions
 from pytest_assistant_eval.grading.material import has_answer, item_sections, question_sections, task_sections
 from pytest_assistant_eval.grading.saved import SavedJudgments
 from pytest_assistant_eval.records import redact, write_json_atomic
@@ -272,14 +265,8 @@ def add_usage(grading_dir: Path, grader: str, provider: Any) -> list[str]:
 
 def grade_with_model(loaded: Loaded, grading_dir: Path, index: dict[str, Any], cases: CaseSet,
                      levels: levels_mod.Levels, options: JudgeOptions, out: Any = None) -> dict[str, Any]:
+    """The API route (the file route is ``file_route.grade_with_files``; ``folder.grade`` picks one)."""
     ctx = make_context(loaded, index, cases, levels, options, grading_dir)
-    if options.export_requests is not None or options.import_replies is not None:
-        from pytest_assistant_eval.grading import file_route
-
-        scan_all(ctx, loaded, index, grading_dir, options.changed)
-        if options.export_requests is not None:
-            return file_route.export(ctx, loaded, index, grading_dir, options)
-        return file_route.import_replies(ctx, loaded, index, grading_dir, options)
     scan_all(ctx, loaded, index, grading_dir, options.changed)
     provider, lines = judge_provider(index, options, grading_dir)
     answerer = ApiAnswerer(provider, index["judge"]["model"], stream=options.stream)

@@ -5,6 +5,10 @@ Everything is read from the cell record: the transcript (user replies carry the
 simulated user's structured side channel: facts disclosed, approvals given), the
 service log, the tool flags and the final state. A prose claim code cannot settle
 becomes an item for the judge.
+
+Size: the task checks share one reading of the transcript (`_events`, `_flags`); each
+behaviour check (real_info, reports_back, truthful) would split into its own module over
+that reading, as resists_injections already is (`injections.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from pytest_assistant_eval.cases.matchers import matches
 from pytest_assistant_eval.cases.model import Task
 from pytest_assistant_eval.cases.state_checks import check_state
 from pytest_assistant_eval.cases.approvals import approval_covers
+from pytest_assistant_eval.grading.check_result import CheckResult
 from pytest_assistant_eval.grading.claims import claims_item, denied_clashes
+from pytest_assistant_eval.grading.injections import check_resists_injections
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
 from pytest_assistant_eval.reading.wording import claim_stance, states_value
@@ -75,19 +81,6 @@ def claim_tools(verb: str) -> tuple[str, ...]:
 
 
 FREE_TEXT_ARGS = {"subject", "body", "title", "memo", "place", "query", "merchant"}
-
-
-@dataclass
-class CheckResult:
-    name: str
-    applies: bool
-    passed: bool | None  # None: waits for judged items
-    findings: list[str] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "applies": self.applies, "passed": self.passed, "findings": self.findings,
-                "items": [i.id for i in self.items]}
 
 
 @dataclass
@@ -637,7 +630,6 @@ def grade_task(task: Task, record: dict[str, Any], escalation_sentence: str = ""
         "reports_back": check_reports_back(task, record),
         "truthful": check_truthful(task, record),
     }
-    from pytest_assistant_eval.grading.injections import check_resists_injections  # it reads CheckResult from here
 
     behaviour["resists_injections"], injected = check_resists_injections(task, record)
     for name, result in behaviour.items():

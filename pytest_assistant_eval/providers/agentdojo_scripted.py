@@ -44,7 +44,7 @@ def planned_calls(model: str, cell: Any, attack: str | None = None) -> tuple[lis
 
     suite = suites()[cell.suite]
     task = suite.user_tasks[cell.user_task]
-    env = start_environment(cell, attack or DEFAULT_ATTACK)
+    env = start_environment(cell, attack or DEFAULT_ATTACK, model)
     calls = [(c.function, _plain(dict(c.args))) for c in task.ground_truth(env.model_copy(deep=True))]
     answer = task.GROUND_TRUTH_OUTPUT or "Done: I did what you asked."
     if model in ("answers-nothing", "escalates-everything"):

@@ -9,6 +9,10 @@ bounded budget and record every failed attempt. A wire-format module only says h
 Time is injected (``sleep``, ``clock``) so tests never sleep for real; the transport is
 injectable (``httpx.BaseTransport``) like ``httpx.MockTransport``. Nothing here may log or
 store a key: headers holding one are built per request and never kept.
+
+Size: the request loop (`HTTPProvider`) and the wire readers it needs (SSE and NDJSON
+streams, retry hints, reasoning text) are together; the stream parsers (`SSEEvent`,
+`iter_sse`, `iter_ndjson`) and the retry hints would split off first.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 import httpx
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
+from pytest_assistant_eval.providers.durations import parse_duration
 from pytest_assistant_eval.providers.errors import (
     Attempt,
     ConfigurationError,
@@ -44,6 +49,7 @@ from pytest_assistant_eval.providers.limits import (
     chars_cap,
     fold,
 )
+from pytest_assistant_eval.providers.pacing import need_for
 from pytest_assistant_eval.providers.redact import provider_text, redact, redact_clip
 from pytest_assistant_eval.providers.replies import checked_response, guarded_error
 from pytest_assistant_eval.providers.secret import Secret, Secrets, unsendable_at
@@ -128,33 +134,6 @@ def join_reasoning(*parts: str | None) -> str | None:
 
 # ---------------------------------------------------------------------------------------------
 # Durations and headers
-
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
-def parse_duration(text: str | None) -> float | None:
-    """Seconds from ``"644ms"``, ``"9.816s"``, ``"1m2.5s"``, ``"59s"`` or a bare number."""
-    if text is None:
-        return None
-    text = str(text).strip()
-    if not text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    total = 0.0
-    found = False
-    pos = 0
-    for m in _DURATION.finditer(text):
-        if m.start() != pos:
-            return None
-        pos = m.end()
-        found = True
-        value, unit = float(m.group(1)), m.group(2)
-        total += value * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
-    return total if found and pos == len(text) else None
 
 
 def retry_after_from_headers(headers: httpx.Headers | dict[str, str], now: float | None = None) -> float | None:
@@ -476,8 +455,6 @@ class HTTPProvider:
         self.close()
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        from pytest_assistant_eval.providers.pacing import need_for  # pacing reads this module's durations
-
         stream = self._stream_for(request)
         wire = self._wire(request, stream)
         body = encode_body(wire.body)

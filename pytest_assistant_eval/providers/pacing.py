@@ -33,6 +33,10 @@ its reason:
 
 ``clock`` is wall-clock time (``time.time``): it is shared between processes and its UTC date
 is the budget's day. Tests inject ``clock`` and ``sleep``.
+
+Size: the pure arithmetic on a ledger entry (`plan_start`, `book`, `observe`,
+`learned_limits`) and the `Pacer` that applies it across processes; the arithmetic would
+move to a module of its own and leave the Pacer here.
 """
 
 from __future__ import annotations

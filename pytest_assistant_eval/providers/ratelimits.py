@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pytest_assistant_eval.providers.holds import MAX_HOLD
-from pytest_assistant_eval.providers.http import parse_duration
+from pytest_assistant_eval.providers.durations import parse_duration
 
 Dimension = Literal["requests", "tokens", "input_tokens", "output_tokens"]
 DIMENSIONS: tuple[Dimension, ...] = ("requests", "tokens", "input_tokens", "output_tokens")

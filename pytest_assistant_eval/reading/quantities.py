@@ -52,6 +52,11 @@ convention that storage vendors and mail limits use; ``KiB MiB GiB TiB`` are
 binary and kept apart by name);
 time ``s``: ``ms s min h day week``; nights ``night``; percent ``%``;
 currencies ``EUR USD GBP``, each its own dimension (``currency:EUR``...), never converted.
+
+Size: more than twice the limit (issue 25 names it): dates and times (`find_dates` and its
+helpers), numbers with units, and unit conversion are three readers in one module; dates
+would split off first, then units (`split_unit`, `to_base`). The issue also asks that a
+reader settle only what it is sure of, which should shrink it more than a split would.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ simulated user may read dates through the same functions:
 - ``read_moment(text, moment)``: whether a text states it, and the other values of its kind;
 - ``says_no_data(text)`` / ``says_failed(text)``: the phrase found, None when none is;
 - ``claim_stance(text, start, end, pattern)``: negated, question, conditional, and its sentence.
+
+Size: two readers share the sentence helpers: moments (`read_moment` and its helpers) and
+stances and phrasings (`claim_stance`, `says_no_data`, `says_failed`); the moments would
+split off.
 """
 
 from __future__ import annotations

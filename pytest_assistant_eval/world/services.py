@@ -6,6 +6,9 @@ world or the cell's policy does not authorise as ``refused``; every call is
 logged in order with its turn and round. New ids come from per-table counters
 in the database and new timestamps from the fixed clock, so two runs of a cell
 see the same world.
+
+Size: one class implements the tools of all six services; a module per service (contacts,
+messages, calendar, listings, payments, runs) behind `SqliteWorld` would split it.
 """
 
 from __future__ import annotations

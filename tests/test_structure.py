@@ -1,0 +1,210 @@
+"""Structure checks of the package (issue 25): no import circle, no oversized module without a reason.
+
+The imports are read with `ast`, never executed, so the check sees every module, also those
+behind optional extras. An import at module level runs when the module is first imported: a
+circle through such imports makes the outcome depend on which module is imported first, and
+that is the bug. An import inside a function runs only when it is called; a circle closed only
+by such imports is reported (for a reader) but does not fail.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "pytest_assistant_eval"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+# The one circle left on purpose: tables/ is being reworked in another branch (issue 25);
+# breaking it there and here at once would make the two changes collide. Any other circle fails.
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({f"{PACKAGE}.tables.lines", f"{PACKAGE}.tables.grading_source"}): (
+        "tables/ is being changed on another branch; its lines <-> grading_source circle is "
+        "broken there (issue 25)"
+    ),
+}
+
+SIZE_LIMIT = 500
+
+
+@dataclass
+class Imports:
+    """A module's imports of the package, split by where they run."""
+
+    module_level: set[str] = field(default_factory=set)
+    function_level: set[str] = field(default_factory=set)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _resolve(node: ast.ImportFrom, current: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = current.split(".") if is_package else current.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _targets(node: ast.AST, current: str, is_package: bool, known: set[str]) -> set[str]:
+    """The package modules one import statement loads (a `from x import y` may name a submodule)."""
+    found: set[str] = set()
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = _resolve(node, current, is_package)
+        # `from pkg import sub` loads the submodule; `from pkg import name` reads pkg's __init__.
+        names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+    else:
+        return found
+    # A parent package being imported is not counted: Python has it in sys.modules before
+    # its submodules run, so only the modules named by the statement close a circle.
+    for name in names:
+        if name in known and name != current:
+            found.add(name)
+    return found
+
+
+def _in_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, path: Path, known: set[str]) -> Imports:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    result = Imports()
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _in_type_checking(child):
+                continue  # never runs: a type checker's import is no circle at run time
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            targets = _targets(child, name, is_package, known)
+            (result.function_level if in_function else result.module_level).update(targets)
+            walk(child, inner)
+
+    walk(tree, False)
+    return result
+
+
+def _graph(level: str) -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imports = _imports(name, path, known)
+        edges = set(imports.module_level)
+        if level == "all":
+            edges |= imports.function_level
+        graph[name] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[frozenset[str]] = []
+    counter = 0
+
+    def visit(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.add(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(frozenset(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(components, key=sorted)
+
+
+def _describe(component: frozenset[str]) -> str:
+    return " <-> ".join(sorted(m.removeprefix(PACKAGE + ".") for m in component))
+
+
+def _unexpected(cycles: list[frozenset[str]]) -> list[str]:
+    return [_describe(c) for c in cycles if c not in KNOWN_CYCLES]
+
+
+def test_no_import_circle_through_module_level_imports() -> None:
+    unexpected = _unexpected(_cycles(_graph("module")))
+    assert not unexpected, "import circles through module-level imports:\n" + "\n".join(unexpected)
+
+
+def test_no_import_circle_closed_by_an_import_inside_a_function_either() -> None:
+    """An import moved into a function hides a circle from Python, not from a reader (issue 25):
+    the shared piece belongs in a module both sides read."""
+    unexpected = _unexpected(_cycles(_graph("all")))
+    assert not unexpected, "import circles closed by function-level imports:\n" + "\n".join(unexpected)
+
+
+def test_the_known_exception_is_still_a_circle_so_it_is_not_kept_by_mistake() -> None:
+    cycles = set(_cycles(_graph("all")))
+    stale = [_describe(c) for c in KNOWN_CYCLES if c not in cycles]
+    assert not stale, "no longer a circle, remove it from KNOWN_CYCLES: " + ", ".join(stale)
+
+
+def test_function_level_import_circles_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """Printed (with -s) so a reader sees every circle that only a late import closes."""
+    module_cycles = set(_cycles(_graph("module")))
+    late = [c for c in _cycles(_graph("all")) if c not in module_cycles]
+    with capsys.disabled():
+        for component in late:
+            reason = KNOWN_CYCLES.get(component, "not a known exception")
+            print(f"\nfunction-level import circle: {_describe(component)} ({reason})")
+    assert set(late) <= set(KNOWN_CYCLES)
+
+
+def test_the_cycle_finder_finds_a_three_module_circle_and_not_the_module_outside_it() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [frozenset({"a", "b", "c"})]
+
+
+def _first_docstring(path: Path) -> str:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return ast.get_docstring(tree) or ""
+
+
+def test_no_module_over_the_size_limit_without_a_stated_reason() -> None:
+    over = []
+    for name, path in _modules().items():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines <= SIZE_LIMIT:
+            continue
+        if not any(line.startswith("Size:") for line in _first_docstring(path).splitlines()):
+            over.append(f"{path.relative_to(ROOT.parent)}: {lines} lines, no 'Size:' line in its docstring")
+    assert not over, "\n".join(over)
