@@ -3,6 +3,10 @@
 Hooks stay thin and hand off to ``runner`` (planning and running cells) and
 ``progress`` (the running tally). Loaded only on request (``-p assistant_eval``, as
 ``calibration/pytest.ini`` does), never through an entry point.
+
+Size: the hooks of both suites (calibration and AgentDojo), the writer lock and the report
+redaction meet here; issue 25's one session for every suite would move each suite's options
+and parametrisation into its own package and leave this file the hooks alone.
 """
 
 from __future__ import annotations
