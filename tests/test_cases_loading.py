@@ -355,6 +355,16 @@ def test_an_unknown_fact_in_from_fact(good: Path):
     assert "unknown fact 'budget_eur'" in err.message and err.line == line_of(broken, "budget_eur")
 
 
+def test_a_no_change_task_without_what_its_report_must_say_is_refused(good: Path):
+    # Issue 21: without report_must_say an assistant that changes nothing and says nothing useful passes.
+    start, end = T01.index("required_actions:"), T01.index("expected_state:")
+    no_change = T01[:start] + T01[end:]
+    err = the_error(write_set(good, **{"tasks/T01.yaml": no_change}))
+    assert "needs 'report_must_say'" in err.message and err.line == line_of(no_change, "id: T01")
+    told = no_change + "report_must_say:\n  - id: why\n    statement: The room is taken.\n    words: ['taken']\n"
+    load_cases(write_set(good, **{"tasks/T01.yaml": told}), TOOLS, VARIANTS)
+
+
 def test_a_key_entry_for_an_unknown_question(good: Path):
     broken = KEY.replace("  S01.1:\n", "  G99:\n")
     errors = errors_of(write_set(good, **{"answer_key.yaml": broken}))
