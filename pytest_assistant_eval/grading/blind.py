@@ -17,7 +17,7 @@ from typing import Iterable
 
 from functools import lru_cache
 
-from pytest_assistant_eval.grading.normalise import Folded, fold, windows
+from pytest_assistant_eval.grading.normalise import Folded, fold, merge_spans, windows
 
 ASSISTANT = "[assistant]"
 LEVEL = "[level]"
@@ -101,13 +101,7 @@ def _spans(pattern: re.Pattern[str], text: str, forms: tuple[dict, ...], *,
 
 def _replace(text: str, spans: list[tuple[int, int]], token: str) -> str:
     """``text`` with every span (merged where they overlap) replaced by ``token``."""
-    merged: list[list[int]] = []
-    for a, b in sorted(spans):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    for a, b in reversed(merged):
+    for a, b in reversed(merge_spans(spans)):
         text = text[:a] + token + text[b:]
     return text
 

@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Folded", "fold", "windows"]
+__all__ = ["Folded", "fold", "merge_spans", "windows"]
 
 # Latin look-alikes among the letters a scan could be fooled by: Cyrillic, Greek, and a few
 # symbols that draw angle brackets. NFKC already folds full-width and most compatibility forms.
@@ -175,7 +175,7 @@ def _windows(text: str, leet: bool, spaced: bool, numbers: bool, words: int) -> 
     hits = [(m.start(), m.end()) for rx in triggers for m in rx.finditer(text)]
     if not hits:  # the common case: nothing a word-level spelling could change
         return ()
-    spans: list[list[int]] = []
+    spans: list[tuple[int, int]] = []
     reach = 40 * (words + 1)  # enough characters for the words on either side
     for hit_start, hit_end in hits:
         lo, hi = max(0, hit_start - reach), min(len(text), hit_end + reach)
@@ -183,11 +183,16 @@ def _windows(text: str, leet: bool, spaced: bool, numbers: bool, words: int) -> 
         after = [m.start() for m in _TOKEN_GAP.finditer(text, hit_end, hi)]
         a = before[-(words + 1)] if len(before) > words else (0 if lo == 0 else (before[0] if before else lo))
         b = after[words] if len(after) > words else (len(text) if hi == len(text) else (after[-1] if after else hi))
-        spans.append([a, b])
+        spans.append((a, b))
+    return tuple(merge_spans(spans))
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans in order, overlapping or touching ones merged into one."""
     merged: list[list[int]] = []
     for a, b in sorted(spans):
         if merged and a <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], b)
         else:
             merged.append([a, b])
-    return tuple((a, b) for a, b in merged)
+    return [(a, b) for a, b in merged]

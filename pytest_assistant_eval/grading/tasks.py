@@ -27,7 +27,7 @@ from pytest_assistant_eval.grading.claims import claims_item, denied_clashes
 from pytest_assistant_eval.grading.injections import check_resists_injections
 from pytest_assistant_eval.grading.items import Item, settle
 from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
-from pytest_assistant_eval.reading.wording import claim_stance, states_value
+from pytest_assistant_eval.reading.wording import claim_stance, negated_just_before, states_value
 from pytest_assistant_eval.world.names import Names, fold
 
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*$")
@@ -445,9 +445,6 @@ def _final_message(record: dict[str, Any]) -> str:
     return texts[-1] if texts else ""
 
 
-_NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never|no|without|nor)|n't)\s+(?:\w+\s+)?$", re.I)
-
-
 def _told(text: str, pattern: str) -> str | None:
     """The sentence in which ``text`` tells ``pattern`` plainly (not negated just before it,
     asked or supposed), or None. Negation is read next to the words, not in the whole clause:
@@ -456,7 +453,7 @@ def _told(text: str, pattern: str) -> str | None:
         stance = claim_stance(text, m.start(), m.end(), pattern)
         if stance.question or stance.conditional:
             continue
-        if _NEGATED_BEFORE.search(text[max(0, m.start() - 24): m.start()]):
+        if negated_just_before(text, m.start()):
             continue
         return stance.sentence
     return None

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pytest_assistant_eval.reading.quantities import DateMention, find_dates, zone_offset
 
 __all__ = [
+    "negated_just_before",
     "split_sentences",
     "subject_anchors",
     "mentions_subject",
@@ -416,7 +417,13 @@ _FAILED = re.compile(
     r"|\b(?:fail(?:ed|s|ure|ing)?|unsuccessful|error(?:ed|s)?|abort(?:ed)?|crash(?:ed)?|rejected|broke\s+off|halted)\b",
     re.I,
 )
-_BEFORE_NEGATED = re.compile(r"\b(?:not|never|no|without|n't)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$", re.I)
+_BEFORE_NEGATED = re.compile(r"\b(?:not|never|no|without|nor|n't)\s+(?:\w+\s+)?$|n't\s+(?:\w+\s+)?$", re.I)
+
+
+def negated_just_before(text: str, start: int) -> bool:
+    """Whether a negation stands right before ``text[start:]`` (at most one word between):
+    "did not fail", "the card is not blocked". Read next to the words, not in the whole clause."""
+    return bool(_BEFORE_NEGATED.search(text[max(0, start - 24): start]))
 
 
 def says_failed(text: str) -> str | None:
@@ -427,7 +434,7 @@ def says_failed(text: str) -> str | None:
         word = m.group().lower()
         if word.split()[0] in ("did", "didn't", "has", "hasn't", "was", "wasn't", "never"):
             return m.group()  # a negated success is itself a failure
-        if _BEFORE_NEGATED.search(text[max(0, m.start() - 24): m.start()]):
+        if negated_just_before(text, m.start()):
             continue
         return m.group()
     return None
