@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command not in ("run", "agentdojo"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "agentdojo":
-        from pytest_assistant_eval.agentdojo_cli import main as agentdojo_main
+        from pytest_assistant_eval.suites.agentdojo.cli import main as agentdojo_main
 
         return agentdojo_main([*args.agentdojo_args, *extra])
     if args.command == "build":

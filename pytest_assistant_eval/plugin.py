@@ -90,8 +90,8 @@ def _agentdojo_session(config: pytest.Config) -> Any:
         import agentdojo  # noqa: F401
     except ImportError:
         raise pytest.UsageError("--agentdojo needs the extra: pip install -e '.[agentdojo]'") from None
-    from pytest_assistant_eval.agentdojo_session import AgentDojoOptions, AgentDojoSession
-    from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK
+    from pytest_assistant_eval.suites.agentdojo.session import AgentDojoOptions, AgentDojoSession
+    from pytest_assistant_eval.suites.agentdojo.cells import DEFAULT_ATTACK
 
     get = config.getoption
     try:

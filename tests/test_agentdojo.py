@@ -18,11 +18,11 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell  # noqa: E402
-from pytest_assistant_eval.cases.agentdojo_cells import all_cells, parse_cell_id, start_environment, suites  # noqa: E402
-from pytest_assistant_eval.grading.agentdojo_grade import grade_folders, grade_record  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.cells import all_cells, parse_cell_id, start_environment, suites  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.grade import grade_folders, grade_record  # noqa: E402
 from pytest_assistant_eval.planning import ModelSpec  # noqa: E402
-from pytest_assistant_eval.world.agentdojo_backend import AgentDojoWorld, diff_environments  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld, diff_environments  # noqa: E402
 
 SUITES = ("banking", "slack", "travel", "workspace")
 # (a read call, a call the tool itself refuses, a call that changes the world) per suite
@@ -92,10 +92,10 @@ def test_a_crossed_cell_measures_attack_success(tmp_path):
 KILLER = textwrap.dedent("""
     import os, sys
     from pathlib import Path
-    from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell
-    from pytest_assistant_eval.cases.agentdojo_cells import parse_cell_id
+    from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
+    from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.planning import ModelSpec
-    from pytest_assistant_eval.providers.agentdojo_scripted import AgentDojoReference
+    from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference
 
     class DiesOnThirdRequest(AgentDojoReference):
         seen = 0

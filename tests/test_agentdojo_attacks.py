@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.cases.agentdojo_cells import (  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.cells import (  # noqa: E402
     UNUSABLE_ATTACKS,
     attack_model_name,
     attack_names,
@@ -25,7 +25,7 @@ from pytest_assistant_eval.cases.agentdojo_cells import (  # noqa: E402
     injections_for,
     parse_cell_id,
 )
-from pytest_assistant_eval.grading.agentdojo_grade import grade_folders  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.grade import grade_folders  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATION = REPO / "calibration"

@@ -76,7 +76,7 @@ def test_without_agentdojo_json_the_leaderboard_has_no_agentdojo_table(tmp_path:
 
 def test_the_agentdojo_board_puts_an_assistant_an_attack_succeeded_against_last(tmp_path: Path):
     # "eager" has the higher utility but one attack succeeded against it: safety first (issue 24).
-    from pytest_assistant_eval.tables.agentdojo_board import render_board
+    from pytest_assistant_eval.suites.agentdojo.board import render_board
 
     cells = [graded("eager", "AD-banking-0__r1", True), graded("eager", "AD-banking-0-i1__r1", True, True),
              graded("careful", "AD-banking-0__r1", False), graded("careful", "AD-banking-0-i1__r1", True, False)]

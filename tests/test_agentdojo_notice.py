@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.agentdojo_session import AgentDojoOptions, AgentDojoSession  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.session import AgentDojoOptions, AgentDojoSession  # noqa: E402
 from pytest_assistant_eval.planning import ModelSpec, UsageError  # noqa: E402
 
 

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.grading.agentdojo_grade import grade_folders, grade_record  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.grade import grade_folders, grade_record  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CALIBRATION = REPO / "calibration"
@@ -62,7 +62,7 @@ def test_k_selects_cells_and_the_selection_is_the_folders_plan(tmp_path):
 DIES = textwrap.dedent("""
     # A pytest plugin for the test: the oracle's process dies (os._exit, nothing cleaned up) on its 3rd request.
     import os
-    from pytest_assistant_eval.providers.agentdojo_scripted import AgentDojoReference
+    from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference
 
     _complete = AgentDojoReference.complete
     _seen = [0]

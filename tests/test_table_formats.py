@@ -77,7 +77,7 @@ def _calibrate(base: Path, fmt: str, table: str | None) -> str:
 
 
 def _agentdojo(base: Path, fmt: str, table: str | None) -> str:
-    from pytest_assistant_eval.tables.agentdojo_board import RATES, board_rates
+    from pytest_assistant_eval.suites.agentdojo.board import RATES, board_rates
     from pytest_assistant_eval.tables.table_data import agentdojo_tables
 
     cells = [{"model": m, "utility": u, "attack_success": a, "final_state": u, "real_info": True, "reports_back": None}

@@ -3,7 +3,7 @@
 Reads a grading folder only. Every rate is the share of applicable runs, shown with
 its n and a Wilson 95% interval; user-error runs are set apart and counted. A grading folder
 with AgentDojo's grading file (``agentdojo.json``, issue 16) also gets AgentDojo's utility and
-attack success per model, from ``tables/agentdojo_board.py``.
+attack success per model, from ``suites/agentdojo/board.py``.
 """
 
 from __future__ import annotations
@@ -212,15 +212,15 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     if k < 1:
         print(f"assistant-eval leaderboard: --k must be at least 1, got {k}", file=sys.stderr)
         return 2
-    from pytest_assistant_eval.tables.agentdojo_board import board_for_grading_folder
+    from pytest_assistant_eval.suites.agentdojo.board import board_for_grading_folder
 
     try:
         agentdojo = board_for_grading_folder(grading_dir)  # GRADING/agentdojo.json (issue 16)
         if agentdojo is not None and not (grading_dir / "grading.json").exists():
             if fmt != "text":  # the AgentDojo board as data: its own table
-                from pytest_assistant_eval.grading.agentdojo_grade import GRADING_FORMAT
+                from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
                 from pytest_assistant_eval.records import read_json
-                from pytest_assistant_eval.tables.agentdojo_board import GRADING_FOLDER_NAME, RATES, board_rates
+                from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, RATES, board_rates
                 from pytest_assistant_eval.tables.formats import emit
                 from pytest_assistant_eval.tables.table_data import agentdojo_tables
 

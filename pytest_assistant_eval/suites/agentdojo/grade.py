@@ -50,7 +50,7 @@ class AgentDojoGrade:
 
 
 def _env_from_state(pre: Any, state: dict[str, Any]) -> Any:
-    from pytest_assistant_eval.world.agentdojo_backend import environment_from_state
+    from pytest_assistant_eval.suites.agentdojo.backend import environment_from_state
 
     return environment_from_state(type(pre), state)
 
@@ -80,7 +80,7 @@ def _unordered(value: Any) -> Any:
 
 
 def _state_diff(before: dict[str, Any], after: dict[str, Any]) -> set[tuple[str, str, str]]:
-    from pytest_assistant_eval.world.agentdojo_backend import diff_environments
+    from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 
     return _changes(diff_environments(_unordered(before), _unordered(after)))
 
@@ -102,8 +102,8 @@ def ground_truth_diff(cell: Any, attack: str | None, model: str | None = None) -
     """The changes the user task's ground-truth calls make to the cell's start environment."""
     from agentdojo.functions_runtime import FunctionsRuntime
 
-    from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK, start_environment, suites
-    from pytest_assistant_eval.world.agentdojo_backend import AgentDojoWorld, diff_environments
+    from pytest_assistant_eval.suites.agentdojo.cells import DEFAULT_ATTACK, start_environment, suites
+    from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld, diff_environments
 
     suite = suites()[cell.suite]
     env = start_environment(cell, attack or DEFAULT_ATTACK, model)
@@ -136,8 +136,8 @@ def cause_of(final_state: bool | None, utility: bool, *, holds_at_start: bool) -
 
 
 def grade_record(record: dict[str, Any]) -> AgentDojoGrade:
-    from pytest_assistant_eval.cases.agentdojo_cells import AgentDojoCell, DEFAULT_ATTACK, start_environment, suites
-    from pytest_assistant_eval.world.agentdojo_backend import diff_environments
+    from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell, DEFAULT_ATTACK, start_environment, suites
+    from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 
     cell = AgentDojoCell(record["suite"], record["user_task"], record["injection_task"], record["repeat"])
     attack = record.get("attack") or DEFAULT_ATTACK
@@ -155,7 +155,7 @@ def grade_record(record: dict[str, Any]) -> AgentDojoGrade:
         attack_success = injection.security_from_traces(answer, pre, post, traces)
         if attack_success is None:
             attack_success = injection.security(answer, pre, post)
-    from pytest_assistant_eval.world.agentdojo_backend import AgentDojoWorld
+    from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld
 
     start_state = AgentDojoWorld(suite, pre).snapshot()
     expected = ground_truth_diff(cell, attack, model)

@@ -55,7 +55,7 @@ def render_board(cells: list[dict[str, Any]]) -> str:
 
 def board_for_grading_folder(grading_dir: Path) -> str | None:
     """The AgentDojo board of a grading folder's ``agentdojo.json``; None when it has none."""
-    from pytest_assistant_eval.grading.agentdojo_grade import GRADING_FORMAT
+    from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
     from pytest_assistant_eval.records import read_json
 
     path = Path(grading_dir) / GRADING_FOLDER_NAME

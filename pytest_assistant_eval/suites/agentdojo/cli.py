@@ -69,7 +69,7 @@ def main(argv: Sequence[str]) -> int:
     if args.action == "run":
         import pytest
 
-        from pytest_assistant_eval.cases.agentdojo_cells import check_attack
+        from pytest_assistant_eval.suites.agentdojo.cells import check_attack
 
         if args.attack is not None:  # refused before pytest starts: no folder, no run.json
             try:
@@ -80,13 +80,13 @@ def main(argv: Sequence[str]) -> int:
 
         return int(pytest.main(pytest_args_for_agentdojo(args, extra)))
     if args.action == "grade":
-        from pytest_assistant_eval.grading.agentdojo_grade import grade_folders
+        from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
 
         grades = grade_folders(args.results, args.out)
         print(f"Graded {len(grades)} AgentDojo cell(s) into {args.out}")
         return 0
     cells = json.loads(args.grading.read_text(encoding="utf-8"))["cells"]
-    from pytest_assistant_eval.tables.agentdojo_board import RATES, board_rates, render_board, render_crosscheck
+    from pytest_assistant_eval.suites.agentdojo.board import RATES, board_rates, render_board, render_crosscheck
 
     if args.action == "board" and args.format != "text":
         from pytest_assistant_eval.tables.formats import emit

@@ -5,7 +5,7 @@ AgentDojo's user tasks, with the same face towards the plugin (``cells``, ``mode
 ``prepare_folders``, ``record_selection``, ``run_cell``, ``ledger_path``, ``close`` ...), so the
 one test function in ``calibration/cells.py`` parametrises either, and ``-k``/``-m``, xdist
 (cells grouped on workers by route), ``--resume``, ``--pace`` and the daily budgets work the
-same for both. Each cell is run by ``agentdojo_run.run_cell``, the one place an AgentDojo cell
+same for both. Each cell is run by ``suites.agentdojo.run.run_cell``, the one place an AgentDojo cell
 runs: ``assistant-eval agentdojo run`` is a thin front over pytest with this plugin.
 
 Nothing here imports pytest; ``agentdojo`` is imported only when the session is made.
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.agentdojo_run import AgentDojoRun, run_cell
-from pytest_assistant_eval.cases.agentdojo_cells import (
+from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
+from pytest_assistant_eval.suites.agentdojo.cells import (
     DEFAULT_ATTACK,
     AgentDojoCell,
     all_cells,
@@ -106,7 +106,7 @@ class AgentDojoSession:
     """Everything one process (controller or xdist worker) needs to run AgentDojo cells."""
 
     def __init__(self, options: AgentDojoOptions) -> None:
-        from pytest_assistant_eval.providers.agentdojo_scripted import AGENTDOJO_FAULTS
+        from pytest_assistant_eval.suites.agentdojo.reference import AGENTDOJO_FAULTS
 
         for spec in options.models:
             if spec.preset == "scripted" and spec.model not in AGENTDOJO_FAULTS:

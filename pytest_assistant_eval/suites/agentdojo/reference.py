@@ -39,8 +39,8 @@ def _plain(value: Any) -> Any:
 
 def planned_calls(model: str, cell: Any, attack: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str]:
     """The calls a reference assistant makes in a cell, and its final answer."""
-    from pytest_assistant_eval.cases.agentdojo_cells import DEFAULT_ATTACK, start_environment, suites
-    from pytest_assistant_eval.world.agentdojo_backend import flags_for
+    from pytest_assistant_eval.suites.agentdojo.cells import DEFAULT_ATTACK, start_environment, suites
+    from pytest_assistant_eval.suites.agentdojo.backend import flags_for
 
     suite = suites()[cell.suite]
     task = suite.user_tasks[cell.user_task]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.cases.agentdojo_cells import (
+from pytest_assistant_eval.suites.agentdojo.cells import (
     BENCHMARK_VERSION,
     DEFAULT_ATTACK,
     AgentDojoCell,
@@ -31,7 +31,7 @@ from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, 
 from pytest_assistant_eval.conversation.messages import ToolDefinition
 from pytest_assistant_eval.planning import ModelSpec
 from pytest_assistant_eval.records import read_json, write_json_atomic
-from pytest_assistant_eval.world.agentdojo_backend import AgentDojoWorld, diff_environments
+from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld, diff_environments
 from pytest_assistant_eval.world.backend import LogEntry
 
 __all__ = ["AgentDojoRun", "RECORD_FORMAT", "CHECKPOINT_FORMAT", "RUN_FORMAT", "run_cell", "level_for"]
@@ -62,7 +62,7 @@ class AgentDojoRun:
         if self._provider is not None:
             return self._provider
         if self.model.preset == "scripted":
-            from pytest_assistant_eval.providers.agentdojo_scripted import AgentDojoReference
+            from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference
 
             self._provider = AgentDojoReference(self.model.model)
             return self._provider
@@ -113,7 +113,7 @@ def level_for(suite: Any) -> LevelSetting:
 
 
 def _specs(suite: Any) -> list[Any]:
-    from pytest_assistant_eval.world.agentdojo_backend import agentdojo_tool_specs
+    from pytest_assistant_eval.suites.agentdojo.backend import agentdojo_tool_specs
 
     return agentdojo_tool_specs(suite)
 

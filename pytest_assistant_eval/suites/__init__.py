@@ -1,0 +1,1 @@
+"""The suites a run can ask: the shipped calibration world and AgentDojo (docs/suites.md)."""

@@ -1,0 +1,1 @@
+"""AgentDojo's suites run through our session (docs/agentdojo.md); needs the ``[agentdojo]`` extra."""
