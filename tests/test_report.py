@@ -379,3 +379,18 @@ def test_a_script_that_is_not_the_pages_own_is_refused_by_the_browser(browser: A
         assert article.get_attribute("data-outcome") == "pass"
     finally:
         visit.page.close()
+
+
+def test_element_text_keeps_quotes_but_never_a_tag_or_an_entity():
+    """Quotes need no escape in element text (the page's tool results are JSON, full of them);
+    ``<``, ``>`` and ``&`` always do, so no tag or entity can be made from a tool result."""
+    from pytest_assistant_eval.tables.report import element_text
+
+    assert str(element_text('{"ok": true}')) == '{"ok": true}'
+    assert str(element_text('<img src="x" onerror="y"> &amp;')) == '&lt;img src="x" onerror="y"&gt; &amp;amp;'
+    assert str(element_text(None)) == ""
+
+
+def test_a_tool_result_in_the_page_source_keeps_its_quotes(page: Path):
+    html = page.read_text(encoding="utf-8")
+    assert '<pre>{"ok": true' in html and "<pre>{&#34;ok&#34;" not in html

@@ -335,7 +335,21 @@ def _environment() -> Any:
     env = Environment(loader=PackageLoader("pytest_assistant_eval.tables", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals["cells_href"] = cells_href
+    env.filters["text"] = element_text
     return env
+
+
+def element_text(value: Any) -> Any:
+    """Escape a value for an element's text, never an attribute's: ``&``, ``<`` and ``>`` only.
+
+    Autoescape also writes every quote as ``&#34;``, five characters for one; tool results are
+    JSON, so that alone was about a third of the demo's page. A quote cannot end element text.
+    """
+    import html
+
+    from markupsafe import Markup
+
+    return Markup(html.escape("" if value is None else str(value), quote=False))
 
 
 def render_page(context: Mapping[str, Any]) -> str:
