@@ -244,10 +244,11 @@ def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
 
-def check_route(spec: ModelSpec, accept_data_notice: bool) -> tuple[Any, list[str]]:
+def check_route(spec: ModelSpec, accept_data_notice: bool, data: str = "grounding") -> tuple[Any, list[str]]:
     """One model's route before any cell: its data notice (accepted or refused), its key, and
     the lines the run says at its start (the notice's text, where the key goes or that there is
-    none). Every session that sends requests (ours, AgentDojo's) asks this."""
+    none). Every session that sends requests (ours, AgentDojo's) asks this; ``data`` names the
+    suite whose data the notice says is sent."""
     from pytest_assistant_eval.providers.errors import ConfigurationError
     from pytest_assistant_eval.providers.errors import ProviderError as _PE
     from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
@@ -256,7 +257,8 @@ def check_route(spec: ModelSpec, accept_data_notice: bool) -> tuple[Any, list[st
     from pytest_assistant_eval.providers.secret import weak_key_line
 
     try:
-        notices = check_notice(spec.preset, spec.model, spec.base_url, accept_data_notice, world_verified=True)
+        notices = check_notice(spec.preset, spec.model, spec.base_url, accept_data_notice, world_verified=True,
+                               data=data)
         address = resolve_base_url(spec.preset, spec.base_url)
         key = get_key(spec.preset, base_url=address)
         said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key

@@ -249,3 +249,13 @@ def test_every_preset_satisfies_the_provider_protocol(preset):
         assert provider.usage_total.label == f"{preset} (calibration)"
     finally:
         provider.close()
+
+
+def test_an_agentdojo_runs_notice_names_agentdojos_data_not_our_world():
+    """A notice says which data is sent: an AgentDojo run sends AgentDojo's suites, not our world."""
+    [ours] = check_notice("openai", "m", None, accepted=True, world_verified=True)
+    [theirs] = check_notice("openai", "m", None, accepted=True, world_verified=True, data="agentdojo")
+    assert "grounding world" in ours.text and "AgentDojo" not in ours.text
+    assert "AgentDojo's synthetic task suites" in theirs.text and "grounding world" not in theirs.text
+    [local] = check_notice("openai-compatible", "m", "https://example.org/v1", accepted=True, world_verified=True)
+    assert "the server at https://example.org/v1" in local.text and "{" not in local.text
