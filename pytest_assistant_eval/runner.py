@@ -209,7 +209,8 @@ class RunSession:
                 conversation = Conversation(assistant=assistant, world=world, level=prepared.setting,
                                             model=spec.model, user=side.user,
                                             state=Conversation.start(prepared.setting, prepared.turns),
-                                            limits=Limits(), stream=self.options.stream)
+                                            limits=getattr(prepared, "limits", None) or Limits(),
+                                            stream=self.options.stream)
                 if side.check is not None:
                     conversation.user_check = side.check
                 cp = cell_checkpoints.fresh(cell.cell_id, spec, fingerprint, prepared.setting_key, self.commit)

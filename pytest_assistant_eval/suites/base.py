@@ -5,8 +5,10 @@ A suite is what a benchmark brings: its cells and their plan, for one cell a wor
 and the record's own fields, and the wording of its data notice. Everything else (skips,
 checkpoints and ``--resume``, stops, ``spent.json``, pacing and daily budgets, usage in
 ``run.json``, the Ollama variants, the progress counters, the writer lock) is the session's,
-written once in ``runner.RunSession``. A suite never imports the session, the plugin or
-pytest; the session knows a suite only through this protocol.
+written once in ``runner.RunSession``. A suite's cells never import the plugin or pytest; the
+session knows a suite only through this protocol, and finds it through ``suites.SUITES``.
+A suite module also gives ``make_suite(options, commit)`` and ``suite_options(parts, get)``
+(its own options from the plugin's, ``get`` being ``config.getoption``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, LoopState
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
 from pytest_assistant_eval.planning import ModelSpec
 
 __all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "UserSide"]
@@ -67,6 +69,7 @@ class PreparedCell(Protocol):
     setting: LevelSetting  # instructions, tools, caps and result format of the conversation
     setting_key: dict[str, Any]  # what a checkpoint must match to be continued (S3.4, S4.8)
     turns: list[str]  # the opening user turns
+    limits: Limits  # the conversation's common limits (user turns, requests, nudges)
 
     def open_world(self, workdir: Path) -> Any:
         """The cell's own world backend (``WorldBackend``), a fresh copy in ``workdir``."""
@@ -115,3 +118,6 @@ class Suite(Protocol):
 
     def scripted(self, name: str) -> Any:
         """A reference assistant of this suite by name (``scripted:NAME``)."""
+
+    def next_command(self, folders: list[Path], out: Path) -> str:
+        """The command that grades this run's results folders (said after a finished run)."""

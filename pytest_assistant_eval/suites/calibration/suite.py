@@ -8,14 +8,14 @@ starts from, the scripted or model user of a task, and the record of format
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import KeyEntry, Question, Task
 from pytest_assistant_eval.cases.tasks import policy_for
-from pytest_assistant_eval.conversation.loop import LevelSetting
+from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
 from pytest_assistant_eval.planning import (
     CellSpec,
@@ -55,6 +55,7 @@ class CalibrationCell:
     questions: tuple[Question, ...]
     policy: Policy
     task: Task | None
+    limits: Limits = field(default_factory=Limits)
 
     def open_world(self, workdir: Path) -> Any:
         return open_world(self.suite.options.world, self.variant, workdir, self.policy)
@@ -148,6 +149,11 @@ class CalibrationSuite:
     def scripted(self, name: str) -> Any:
         return make_scripted(name)
 
+    def next_command(self, folders: list[Path], out: Path) -> str:
+        from pytest_assistant_eval.progress import next_command
+
+        return next_command(folders, out)
+
     # -- one cell -------------------------------------------------------------------
     def prepare(self, cell: CellSpec, spec: ModelSpec) -> CalibrationCell:
         task = self.tasks.get(cell.case_id) if cell.kind == "task" else None
@@ -220,6 +226,13 @@ def _now() -> str:
     from pytest_assistant_eval.cell_checkpoints import now
 
     return now()
+
+
+def suite_options(parts: tuple[str, ...], get: Callable[[str], Any]) -> None:
+    """The calibration suite has no parts of its own: levels, repeats and -k/-m choose its cells."""
+    if parts:
+        raise ValueError(f"the calibration suite has no parts ({', '.join(parts)}); choose cells with --levels, -k or -m")
+    return None
 
 
 def make_suite(options: RunOptions, commit: str | None = None) -> CalibrationSuite:
