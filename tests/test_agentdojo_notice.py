@@ -35,3 +35,11 @@ def test_an_accepted_notice_is_said_at_the_start(tmp_path: Path, monkeypatch: py
     session = RunSession(options)
     assert any("data notice" in line for line in session.start_lines)
     assert not any("sk-or-test" in line for line in session.start_lines)
+
+
+def test_the_notice_of_an_agentdojo_run_names_agentdojos_data_not_the_grounding_world(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-not-sent")
+    session = RunSession(agentdojo_options(tmp_path, ModelSpec("openrouter", "some/model:free"), accept=True))
+    [notice] = [line for line in session.start_lines if "data notice" in line]
+    assert "AgentDojo" in notice and "grounding world" not in notice
