@@ -236,9 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command not in ("run", "agentdojo"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "agentdojo":
-        from pytest_assistant_eval.suites.agentdojo.cli import main as agentdojo_main
+        from pytest_assistant_eval.suites import suite_command
 
-        return agentdojo_main([*args.agentdojo_args, *extra])
+        return suite_command("agentdojo", [*args.agentdojo_args, *extra])
     if args.command == "build":
         return _cmd_build(args)
     if args.command == "run":

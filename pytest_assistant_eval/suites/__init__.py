@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module"]
+__all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module", "suite_leaderboard", "suite_boards", "suite_command"]
 
 #: suite name -> the module whose ``make_suite(options, commit)`` makes it.
 SUITES = {
@@ -31,3 +31,32 @@ def suite_module(name: str) -> Any:
 def make_suite(options: Any, commit: str | None = None) -> Any:
     """The suite ``options.suite`` names, made for this run (its cells planned, its world checked)."""
     return suite_module(getattr(options, "suite", DEFAULT_SUITE)).make_suite(options, commit)
+
+
+def suite_leaderboard(grading_dir: Any, fmt: str, out: Any) -> int | None:
+    """``leaderboard --dir GRADING`` of a grading folder that holds only another suite's grading:
+    the first suite whose ``leaderboard(grading_dir, fmt, out)`` knows the folder prints its board
+    and gives the exit code; None when none does (then it is the calibration's leaderboard)."""
+    for name in SUITES:
+        board = getattr(suite_module(name), "leaderboard", None)
+        if board is not None:
+            code = board(grading_dir, fmt, out)
+            if code is not None:
+                return int(code)
+    return None
+
+
+def suite_boards(grading_dir: Any) -> list[str]:
+    """The boards other suites print after the calibration's leaderboard (``board_text(grading_dir)``)."""
+    boards = []
+    for name in SUITES:
+        text = getattr(suite_module(name), "board_text", None)
+        board = text(grading_dir) if text is not None else None
+        if board:
+            boards.append(board)
+    return boards
+
+
+def suite_command(name: str, argv: list[str]) -> int:
+    """A suite's own subcommands (``assistant-eval agentdojo grade|board|crosscheck``): its ``main(argv)``."""
+    return int(suite_module(name).main(argv))

@@ -213,3 +213,39 @@ def suite_options(parts: tuple[str, ...], get: Callable[[str], Any]) -> AgentDoj
 
 def make_suite(options: RunOptions, commit: str | None = None) -> AgentDojoSuite:
     return AgentDojoSuite(options, commit)
+
+
+def leaderboard(grading_dir: Path, fmt: str, out: Any) -> int | None:
+    """The AgentDojo board of a grading folder holding only ``agentdojo.json`` (``leaderboard --dir``),
+    as text or in ``fmt``; None for any other grading folder. ``RecordError`` for one it cannot read."""
+    from pytest_assistant_eval.suites.agentdojo.board import board_for_grading_folder
+
+    board = board_for_grading_folder(grading_dir)
+    if board is None or (grading_dir / "grading.json").exists():
+        return None
+    if fmt != "text":  # the AgentDojo board as data: its own table
+        from pytest_assistant_eval.records import read_json
+        from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, RATES, board_rates
+        from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
+        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tables.table_data import agentdojo_tables
+
+        cells = read_json(grading_dir / GRADING_FOLDER_NAME, GRADING_FORMAT)["cells"]
+        emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out)
+        return 0
+    print(board, file=out)
+    return 0
+
+
+def board_text(grading_dir: Path) -> str | None:
+    """The AgentDojo board of a grading folder's ``agentdojo.json`` (printed after our leaderboard)."""
+    from pytest_assistant_eval.suites.agentdojo.board import board_for_grading_folder
+
+    return board_for_grading_folder(grading_dir)
+
+
+def main(argv: list[str]) -> int:
+    """``assistant-eval agentdojo run|grade|board|crosscheck`` (``cli.py``)."""
+    from pytest_assistant_eval.suites.agentdojo.cli import main as agentdojo_main
+
+    return agentdojo_main(argv)
