@@ -34,7 +34,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
     calibration = args.calibration.resolve()
     argv = ["-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
-            "--world", str(Path(args.world).resolve()), "--out", str(Path(args.out).resolve())]
+            "--out", str(Path(args.out).resolve())]
+    if args.world:
+        argv += ["--world", str(Path(args.world).resolve())]
+    if args.suite:
+        argv += ["--suite", args.suite]
     if args.provider:
         argv += ["--provider", args.provider]
     for model in args.model:
@@ -64,12 +68,22 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
 def _cmd_run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     import pytest
 
+    if (args.suite or "calibration").partition(":")[0] == "calibration" and not args.world:
+        print("assistant-eval run: the calibration suite needs --world DIR/'Grounding world ä' (build one with "
+              "'assistant-eval build --out DIR'; another suite: --suite NAME)", file=sys.stderr)
+        return 2
+
     code = pytest.main(pytest_args_for_run(args, extra))
     return int(code)
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--world", required=True, help="the built grounding world (DIR/'Grounding world ä')")
+    p.add_argument("--suite", default=None, metavar="NAME[:PARTS]",
+                   help="the suite whose cells run: calibration (default) or agentdojo, agentdojo:banking,slack for "
+                        "some of its suites (its own options: --agentdojo-crossed, --agentdojo-attack, "
+                        "--agentdojo-cell; docs/suites.md)")
+    p.add_argument("--world", default=None,
+                   help="the built grounding world (DIR/'Grounding world ä'); the calibration suite needs it")
     p.add_argument("--out", default="_eval_reports/results",
                    help="results folder, a parent folder for several models (default: _eval_reports/results, "
                         "which git ignores: records stay local)")
@@ -206,8 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--owner", choices=("scripted", "none"), default="scripted",
                    help="who reviews the queue: the scripted owner answering from the key (default), or none "
                         "(the queue waits for you; nothing is recorded)")
-    p = sub.add_parser("agentdojo", help="AgentDojo's suites through our loop: run, grade, board, crosscheck "
-                       "(needs the [agentdojo] extra; docs/agentdojo.md)", add_help=False)
+    p = sub.add_parser("agentdojo", help="AgentDojo's suites: run (an alias of run --suite agentdojo), grade, board, "
+                       "crosscheck (needs the [agentdojo] extra; docs/agentdojo.md)", add_help=False)
     p.add_argument("agentdojo_args", nargs=argparse.REMAINDER,
                    help="run | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
 
@@ -222,9 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command not in ("run", "agentdojo"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "agentdojo":
-        from pytest_assistant_eval.suites.agentdojo.cli import main as agentdojo_main
+        from pytest_assistant_eval.suites import suite_command
 
-        return agentdojo_main([*args.agentdojo_args, *extra])
+        return suite_command("agentdojo", [*args.agentdojo_args, *extra])
     if args.command == "build":
         return _cmd_build(args)
     if args.command == "run":

@@ -127,10 +127,12 @@ def parse_models(provider: str | None, models: list[str], base_url: str | None =
 
 @dataclass(frozen=True)
 class RunOptions:
-    world: Path
+    """What one run asks, whatever its suite (the plugin builds it from pytest's options)."""
+
+    world: Path | None  # the calibration suite's built world (another suite brings its own)
     out: Path
     models: tuple[ModelSpec, ...]
-    calibration: Path
+    calibration: Path | None
     levels: tuple[str, ...] | None = None  # None: every level in levels.yaml
     repeats: int | None = None
     resume: bool = False
@@ -143,6 +145,8 @@ class RunOptions:
     ollama_contexts: tuple[tuple[str, int], ...] | None = None  # --ollama-context level=tokens,...
     allow_cpu_offload: bool = False
     request_deadline: float | None = None  # seconds one attempt may take in all (None: the provider default)
+    suite: str = "calibration"  # --suite NAME (suites/__init__.py)
+    suite_options: Any = None  # what only that suite reads (AgentDojo: its parts, crossed, cells, attack)
 
 
 @dataclass(frozen=True)
@@ -244,11 +248,10 @@ def results_dir(options: RunOptions, spec: ModelSpec) -> Path:
     return options.out if len(options.models) == 1 else options.out / spec.label
 
 
-def check_route(spec: ModelSpec, accept_data_notice: bool, data: str = "grounding") -> tuple[Any, list[str]]:
+def check_route(spec: ModelSpec, accept_data_notice: bool, data_source: str | None = None) -> tuple[Any, list[str]]:
     """One model's route before any cell: its data notice (accepted or refused), its key, and
     the lines the run says at its start (the notice's text, where the key goes or that there is
-    none). Every session that sends requests (ours, AgentDojo's) asks this; ``data`` names the
-    suite whose data the notice says is sent."""
+    none). Every session that sends requests (ours, AgentDojo's) asks this."""
     from pytest_assistant_eval.providers.errors import ConfigurationError
     from pytest_assistant_eval.providers.errors import ProviderError as _PE
     from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
@@ -258,7 +261,7 @@ def check_route(spec: ModelSpec, accept_data_notice: bool, data: str = "groundin
 
     try:
         notices = check_notice(spec.preset, spec.model, spec.base_url, accept_data_notice, world_verified=True,
-                               data=data)
+                               **({"data_source": data_source} if data_source else {}))
         address = resolve_base_url(spec.preset, spec.base_url)
         key = get_key(spec.preset, base_url=address)
         said = (key_destination(spec.preset, address, preset_info(spec.preset).base_url) if key

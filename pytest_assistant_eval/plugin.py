@@ -1,12 +1,12 @@
 """The pytest plugin: options, cell parametrisation, scheduling and reporting.
 
-Hooks stay thin and hand off to ``runner`` (planning and running cells) and
-``progress`` (the running tally). Loaded only on request (``-p assistant_eval``, as
-``calibration/pytest.ini`` does), never through an entry point.
+Hooks stay thin and hand off to ``runner`` (the one session that plans and runs the cells
+of the chosen suite: ``--suite NAME``, docs/suites.md) and ``progress`` (the running tally).
+Loaded only on request (``-p assistant_eval``, as ``calibration/pytest.ini`` does), never
+through an entry point.
 
-Size: the hooks of both suites (calibration and AgentDojo), the writer lock and the report
-redaction meet here; issue 25's one session for every suite would move each suite's options
-and parametrisation into its own package and leave this file the hooks alone.
+Size: the options, the parametrisation, xdist scheduling, the writer lock, the report's
+redaction and the progress reporter meet here, each a few lines of hook that delegate.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ CUSTOM_OUTCOMES = {"kept": ("kept", "K", "KEPT"), "na": ("na", "N", "NOT APPLICA
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("assistant-eval", "pytest-assistant-eval: run assistants against the grounding world")
+    group.addoption("--suite", default=None, metavar="NAME[:PARTS]",
+                    help="the suite whose cells run: calibration (default; needs --world) or agentdojo "
+                         "(agentdojo:banking,slack for some of its suites; docs/suites.md)")
     group.addoption("--world", type=Path, help="the built grounding world (DIR/'Grounding world ä')")
     group.addoption("--provider", help="provider preset for --model (scripted, openai, openrouter, anthropic, gemini, ollama, openai-compatible)")
     group.addoption("--model", action="append", default=[], help="MODEL with --provider, or PRESET:MODEL; repeat for several models")
@@ -75,7 +78,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skip-reason", default="", help="why the --skip cells are skipped")
     group.addoption("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
     group.addoption("--agentdojo", default=None, metavar="SUITES",
-                    help="run AgentDojo's user tasks instead of our cells: comma-separated suites, or 'all' "
+                    help="alias of --suite agentdojo:SUITES: AgentDojo's user tasks, comma-separated suites or 'all' "
                          "(needs the [agentdojo] extra; no --world; docs/agentdojo.md)")
     group.addoption("--agentdojo-crossed", action="store_true",
                     help="with --agentdojo: also every user task crossed with every injection task")
@@ -84,28 +87,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --agentdojo: exactly these cells (AD-banking-0__r1, AD-slack-1-i2__r1; repeatable)")
 
 
-def _agentdojo_session(config: pytest.Config) -> Any:
-    """``--agentdojo``: AgentDojo's cells through the same hooks (agentdojo_session.py)."""
-    try:
-        import agentdojo  # noqa: F401
-    except ImportError:
-        raise pytest.UsageError("--agentdojo needs the extra: pip install -e '.[agentdojo]'") from None
-    from pytest_assistant_eval.suites.agentdojo.session import AgentDojoOptions, AgentDojoSession
-    from pytest_assistant_eval.suites.agentdojo.cells import DEFAULT_ATTACK
+def _suite_choice(config: pytest.Config) -> tuple[str, tuple[str, ...]]:
+    """``--suite NAME[:PARTS]``, or its alias ``--agentdojo PARTS``: the suite's name and its parts."""
+    from pytest_assistant_eval.suites import DEFAULT_SUITE, SUITES
 
-    get = config.getoption
-    try:
-        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"))
-    except runner.UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    names = tuple(x.strip() for x in get("agentdojo").split(",") if x.strip() and x.strip() != "all")
-    options = AgentDojoOptions(out=get("out") or Path.cwd() / "_eval_reports" / "agentdojo", models=tuple(models),
-                               suites=names, crossed=get("agentdojo_crossed"), cells=tuple(get("agentdojo_cell")),
-                               attack=get("agentdojo_attack") or DEFAULT_ATTACK, repeats=get("repeats") or 1,
-                               resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
-                               max_requests_per_day=get("max_requests_per_day"),
-                               accept_data_notice=get("accept_data_notice"))
-    return AgentDojoSession(options)
+    value, alias = config.getoption("suite"), config.getoption("agentdojo")
+    if alias is not None:
+        if value and value.partition(":")[0] != "agentdojo":
+            raise pytest.UsageError(f"--agentdojo is --suite agentdojo; it cannot go with --suite {value}")
+        value = f"agentdojo:{alias}"
+    name, _, parts = (value or DEFAULT_SUITE).partition(":")
+    if name not in SUITES:
+        raise pytest.UsageError(f"--suite: unknown suite {name!r}; the suites are: {', '.join(SUITES)}")
+    return name, tuple(x.strip() for x in parts.split(",") if x.strip())
 
 
 def _deadline(seconds: float | None) -> float | None:
@@ -115,8 +109,12 @@ def _deadline(seconds: float | None) -> float | None:
 
 
 def _options(config: pytest.Config) -> runner.RunOptions:
+    """The run's options for any suite: the one place pytest's config becomes plain values."""
+    from pytest_assistant_eval.suites import suite_module
+
     get = config.getoption
-    if get("world") is None:
+    suite, parts = _suite_choice(config)
+    if suite == "calibration" and get("world") is None:
         raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' "
                                 "(build a world first: assistant-eval build --out DIR)")
     try:
@@ -127,8 +125,12 @@ def _options(config: pytest.Config) -> runner.RunOptions:
     repeats = get("repeats")
     if repeats is not None and repeats < 1:
         raise pytest.UsageError("--repeats must be at least 1")
-    out = get("out") or Path.cwd() / "_eval_reports" / "results"
-    return runner.RunOptions(world=get("world"), out=out, models=tuple(models),
+    out = get("out") or Path.cwd() / "_eval_reports" / ("results" if suite == "calibration" else suite)
+    try:
+        suite_options = suite_module(suite).suite_options(parts, get)
+    except (ValueError, ImportError) as exc:
+        raise pytest.UsageError(f"--suite {suite}: {exc}") from None
+    return runner.RunOptions(world=get("world") if suite == "calibration" else None, out=out, models=tuple(models),
                              calibration=get("calibration_dir") or config.rootpath, levels=levels,
                              repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                              accept_data_notice=get("accept_data_notice"),
@@ -136,7 +138,8 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config),
                              ollama_contexts=_ollama_contexts(get("ollama_context")),
                              allow_cpu_offload=get("allow_cpu_offload"),
-                             request_deadline=_deadline(get("request_deadline")))
+                             request_deadline=_deadline(get("request_deadline")),
+                             suite=suite, suite_options=suite_options)
 
 
 def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:
@@ -167,8 +170,8 @@ def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
 def pytest_configure(config: pytest.Config) -> None:
     for name in ("basic", "standard", "advanced", "lookup", "interpret", "diagnose", "scenario", "task"):
         config.addinivalue_line("markers", f"{name}: assistant-eval cells of this level or class")
-    agentdojo = config.getoption("agentdojo")
-    if config.option.help or config.option.collectonly and config.getoption("world") is None and not agentdojo:
+    calibration = config.getoption("suite") in (None, "calibration") and config.getoption("agentdojo") is None
+    if config.option.help or config.option.collectonly and config.getoption("world") is None and calibration:
         return
     if config.getoption("skip") or config.getoption("unskip"):
         if hasattr(config, "workerinput"):
@@ -180,7 +183,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(_refusal_text(exc)) from None
         pytest.exit("\n".join(lines), returncode=0)
     try:
-        session = _agentdojo_session(config) if agentdojo else runner.RunSession(_options(config))
+        session = runner.RunSession(_options(config))
     except (runner.UsageError, Exception) as exc:  # noqa: BLE001 - every refusal becomes one clear usage error
         raise pytest.UsageError(_refusal_text(exc)) from None
     for name in getattr(session, "marker_names", ()):
@@ -493,12 +496,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if run is not None and progress is not None:
         for line in run.usage_lines():
             terminalreporter.write_line(line)
-        from pytest_assistant_eval.progress import NO_NEXT_COMMAND, next_command
+        from pytest_assistant_eval.progress import NO_NEXT_COMMAND
 
         if (exitstatus == pytest.ExitCode.OK and not progress.left_kept_or_unsaved() and progress.finished
                 and not os.environ.get(NO_NEXT_COMMAND)):
             folders = [runner.results_dir(run.options, spec) for spec in run.models.values()]
-            terminalreporter.write_line(f"Next: grade the results: {next_command(folders, run.options.out)}")
+            terminalreporter.write_line(f"Next: grade the results: {run.suite.next_command(folders, run.options.out)}")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,4 +1,4 @@
-"""Requests and tokens per provider, labelled "(calibration)" (S4.16), kept in ``run.json``.
+"""Requests and tokens per provider, labelled with the suite ("(calibration)", S4.16), kept in ``run.json``.
 
 Every process of a run (the controller or each xdist worker) adds what its providers spent
 to the latest run entry's ``usage`` when it closes, under the folder's lock; the plugin's
@@ -31,23 +31,39 @@ def add_usage(run_json: Path, usage: dict[str, dict[str, Any]]) -> None:
     update_run_entry(run_json, merge)
 
 
-def update_run_entry(run_json: Path, change: Any) -> None:
-    """Apply ``change(entry)`` to the latest run entry of ``run_json`` under the folder's lock."""
+def read_run(run_json: Path) -> dict[str, Any]:
+    """A run.json of this harness, of any suite (each suite names its own format; all share
+    ``identity`` and ``runs``); ``RecordError`` for anything else."""
+    data = read_json(run_json)
+    if not (isinstance(data, dict) and str(data.get("format", "")).startswith("assistant-eval.")
+            and isinstance(data.get("runs"), list) and data["runs"]):
+        found = data.get("format") if isinstance(data, dict) else None
+        raise RecordError(f"{run_json}: format {found!r}, expected a run.json such as {RUN_FORMAT!r}")
+    return data
+
+
+def update_run(run_json: Path, change: Any) -> None:
+    """Apply ``change(data)`` to the whole of ``run_json`` under the folder's lock."""
     if not run_json.exists():
         return
     with FileLock(str(run_json.parent / ".run.lock")):
         try:
-            data = read_json(run_json, RUN_FORMAT)
+            data = read_run(run_json)
         except RecordError:
             return  # never rewrite a run.json we cannot read
-        change(data["runs"][-1])
+        change(data)
         write_json_atomic(run_json, data)
+
+
+def update_run_entry(run_json: Path, change: Any) -> None:
+    """Apply ``change(entry)`` to the latest run entry of ``run_json`` under the folder's lock."""
+    update_run(run_json, lambda data: change(data["runs"][-1]))
 
 
 def read_usage(run_json: Path) -> dict[str, dict[str, Any]]:
     """The latest run entry's usage per provider (empty when none was spent)."""
     try:
-        data = read_json(run_json, RUN_FORMAT)
+        data = read_run(run_json)
     except RecordError:
         return {}
     return dict(data["runs"][-1].get("usage") or {})

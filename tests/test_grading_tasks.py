@@ -1,7 +1,7 @@
 """Task checks (S6.1, S6.3): required actions, final state, restrictions and the five
 behaviour checks, each shown by a run that must pass it and one that must fail it.
 
-Runs are built by hand with ``Run`` (the same record shape ``runner._record`` writes:
+Runs are built by hand with ``Run`` (the same record shape the calibration suite writes (``suites/calibration/suite.py``):
 a transcript of user / assistant / tool entries, the service log, the tool flags and
 the final state), so each test shows one behaviour.
 """

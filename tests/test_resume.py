@@ -228,13 +228,15 @@ def test_a_cells_world_copy_lives_in_the_results_folder_and_goes_with_it(world_d
     out = tmp_path / "results"
     s = session(world_dir, out, calibration_dir, resume=False, fail_at=None)
     seen: list[Path] = []
-    real = runner.open_world
+    from pytest_assistant_eval.suites.calibration import suite as calibration_suite
+
+    real = calibration_suite.open_world
 
     def spy(world, variant, workdir, policy):
         seen.append(Path(workdir))
         return real(world, variant, workdir, policy)
 
-    monkeypatch.setattr(runner, "open_world", spy)
+    monkeypatch.setattr(calibration_suite, "open_world", spy)
     s.run_cell(cell(s))
     [workdir] = seen
     assert workdir.parent == out / ".work"

@@ -18,14 +18,9 @@ import pytest
 PACKAGE = "pytest_assistant_eval"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
-# The one circle left on purpose: tables/ is being reworked in another branch (issue 25);
-# breaking it there and here at once would make the two changes collide. Any other circle fails.
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({f"{PACKAGE}.tables.lines", f"{PACKAGE}.tables.grading_source"}): (
-        "tables/ is being changed on another branch; its lines <-> grading_source circle is "
-        "broken there (issue 25)"
-    ),
-}
+# No circle is left on purpose (tables/lines <-> grading_source was the last, issue 25): any circle
+# fails. An entry here needs its reason.
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 SIZE_LIMIT = 500
 
@@ -208,3 +203,42 @@ def test_no_module_over_the_size_limit_without_a_stated_reason() -> None:
         if not any(line.startswith("Size:") for line in _first_docstring(path).splitlines()):
             over.append(f"{path.relative_to(ROOT.parent)}: {lines} lines, no 'Size:' line in its docstring")
     assert not over, "\n".join(over)
+
+
+# -- suites behind their registry (issue 25) ------------------------------------------------------
+SUITE_PACKAGES = ("calibration", "agentdojo")
+#: Modules outside a suite that may import its internals, and why. None today: the session, the
+#: plugin, the CLI and the tables reach a suite through ``suites.SUITES`` (importlib, by name).
+SUITE_DOORS: dict[str, str] = {}
+
+
+def _suite_of(module: str) -> str | None:
+    """The suite a package module belongs to (``suites.agentdojo.cells`` -> ``agentdojo``), or None."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "suites" and parts[2] in SUITE_PACKAGES:
+        return parts[2]
+    return None
+
+
+def _suite_imports() -> dict[str, set[str]]:
+    """Per module, the suites whose internals it imports (at module or function level)."""
+    graph = _graph("all")
+    return {module: {s for target in targets for s in [_suite_of(target)] if s} for module, targets in graph.items()}
+
+
+def test_no_module_outside_a_suite_imports_its_internals_but_through_the_registry() -> None:
+    leaks = [f"{module} imports suites.{suite}" for module, suites in _suite_imports().items()
+             for suite in sorted(suites) if _suite_of(module) != suite and module not in SUITE_DOORS]
+    assert not leaks, "a suite is reached through suites.SUITES (suites/__init__.py):\n" + "\n".join(leaks)
+
+
+def test_no_module_imports_both_suites_internals() -> None:
+    both = [module for module, suites in _suite_imports().items() if set(SUITE_PACKAGES) <= suites]
+    assert not both, "modules that import both suites' internals: " + ", ".join(both)
+
+
+def test_the_suite_check_sees_an_import_of_a_suites_internals() -> None:
+    """The checks above are not empty by mistake: the AgentDojo suite's own modules import each other."""
+    imports = _suite_imports()
+    assert "agentdojo" in imports[f"{PACKAGE}.suites.agentdojo.suite"]
+    assert _suite_of(f"{PACKAGE}.suites.base") is None and _suite_of(f"{PACKAGE}.suites") is None

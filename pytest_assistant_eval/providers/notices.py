@@ -15,27 +15,24 @@ from pytest_assistant_eval.providers.presets import is_local_address
 
 _COMMON = (
     "Every request of this run (the level's instructions, the conversation, the tool definitions and the "
-    "results of the synthetic services) is sent to {who}. The data comes from {source} and describes no real "
-    "person; {who} may keep or log it under its own terms. "
+    "results of the synthetic services) is sent to {who}. The data comes from {data} "
+    "and describes no real person; {who} may keep or log it under its own terms. "
     "Accept with --accept-data-notice (for this run only)."
 )
 
-#: Where a suite's data comes from, as its notice says it (``{source}``): a notice names the data
-#: that is sent, and an AgentDojo run sends AgentDojo's environments, not our world.
-DATA_SOURCES: dict[str, str] = {
-    "grounding": "the grounding world built for this evaluation",
-    "agentdojo": "AgentDojo's synthetic task suites (their environments and injected texts)",
-}
+#: Where the data of a run comes from, as the notice says it; a suite names its own (``Suite.data_source``).
+GROUNDING_WORLD = "the grounding world built for this evaluation"
 
 NOTICES: dict[str, str] = {
-    "openai": _COMMON.replace("{who}", "OpenAI"),
-    "anthropic": _COMMON.replace("{who}", "Anthropic"),
-    "gemini": _COMMON.replace("{who}", "Google (the Gemini API)"),
-    "openrouter": _COMMON.replace("{who}", "OpenRouter and the provider it routes each request to")
+    "openai": _COMMON.format(who="OpenAI", data="{data}"),
+    "anthropic": _COMMON.format(who="Anthropic", data="{data}"),
+    "gemini": _COMMON.format(who="Google (the Gemini API)", data="{data}"),
+    "openrouter": _COMMON.format(who="OpenRouter and the provider it routes each request to", data="{data}")
     + " Free models may route to providers that keep request data (--relax-data-collection allows them).",
-    "openai-compatible": _COMMON.replace("{who}", "the server at {address}"),
-    "ollama": _COMMON.replace("{who}", "the Ollama server at {address}"),
-    "ollama-cloud": _COMMON.replace("{who}", "Ollama's cloud service ({forwarded}), through your local Ollama server"),
+    "openai-compatible": _COMMON.format(who="the server at {address}", data="{data}"),
+    "ollama": _COMMON.format(who="the Ollama server at {address}", data="{data}"),
+    "ollama-cloud": _COMMON.format(who="Ollama's cloud service ({forwarded}), through your local Ollama server",
+                                   data="{data}"),
 }
 
 
@@ -46,11 +43,12 @@ class Notice:
 
 
 def notice_for(preset: str, model: str, base_url: str | None, forwarded_to: str | None = None,
-               data: str = "grounding") -> list[Notice]:
-    """The notices a run on this route must show; empty for a local model. ``data``: the suite
-    whose data is sent (a key of ``DATA_SOURCES``)."""
-    return [Notice(n.route, n.text.replace("{source}", DATA_SOURCES[data]))
-            for n in _notices(preset, model, base_url, forwarded_to)]
+               data_source: str = GROUNDING_WORLD) -> list[Notice]:
+    """The notices a run on this route must show; empty for a local model. ``data_source`` says
+    where the run's data comes from (the suite's own words)."""
+    notices = [Notice(n.route, n.text.replace("{data}", data_source))
+               for n in _notices(preset, model, base_url, forwarded_to)]
+    return notices
 
 
 def _notices(preset: str, model: str, base_url: str | None, forwarded_to: str | None) -> list[Notice]:
@@ -59,16 +57,16 @@ def _notices(preset: str, model: str, base_url: str | None, forwarded_to: str | 
         return notices
     if preset == "ollama":
         if base_url and not is_local_address(base_url):
-            notices.append(Notice("ollama", NOTICES["ollama"].replace("{address}", base_url)))
+            notices.append(Notice("ollama", NOTICES["ollama"].format(address=base_url, data="{data}")))
         cloud = forwarded_to or (("ollama.com") if (model.endswith("-cloud") or model.endswith(":cloud")) else None)
         if cloud:
-            notices.append(Notice("ollama-cloud", NOTICES["ollama-cloud"].replace("{forwarded}", cloud)))
+            notices.append(Notice("ollama-cloud", NOTICES["ollama-cloud"].format(forwarded=cloud, data="{data}")))
         return notices
     if preset == "openai-compatible":
         if base_url and is_local_address(base_url):
             return notices
-        return [Notice(preset, NOTICES[preset].replace("{address}", base_url or "the given address"))]
-    return [Notice(preset, NOTICES.get(preset, _COMMON.replace("{who}", preset)))]
+        return [Notice(preset, NOTICES[preset].format(address=base_url or "the given address", data="{data}"))]
+    return [Notice(preset, NOTICES.get(preset, _COMMON.format(who=preset, data="{data}")))]
 
 
 def check_notice(
@@ -78,13 +76,13 @@ def check_notice(
     accepted: bool,
     world_verified: bool,
     forwarded_to: str | None = None,
-    data: str = "grounding",
+    data_source: str = GROUNDING_WORLD,
 ) -> list[Notice]:
     """The notices to show for this run; ``NoticeRequired`` when a remote route is not accepted.
 
     ``forwarded_to`` is what the Ollama probe found (``remote_host`` in ``/api/show``).
     """
-    notices = notice_for(preset, model, base_url, forwarded_to, data)
+    notices = notice_for(preset, model, base_url, forwarded_to, data_source)
     if not notices:
         return notices
     routes = ", ".join(n.route for n in notices)

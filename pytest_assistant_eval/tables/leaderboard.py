@@ -212,23 +212,14 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     if k < 1:
         print(f"assistant-eval leaderboard: --k must be at least 1, got {k}", file=sys.stderr)
         return 2
-    from pytest_assistant_eval.suites.agentdojo.board import board_for_grading_folder
+    from pytest_assistant_eval.suites import suite_boards, suite_leaderboard
 
     try:
-        agentdojo = board_for_grading_folder(grading_dir)  # GRADING/agentdojo.json (issue 16)
-        if agentdojo is not None and not (grading_dir / "grading.json").exists():
-            if fmt != "text":  # the AgentDojo board as data: its own table
-                from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
-                from pytest_assistant_eval.records import read_json
-                from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, RATES, board_rates
-                from pytest_assistant_eval.tables.formats import emit
-                from pytest_assistant_eval.tables.table_data import agentdojo_tables
-
-                cells = read_json(grading_dir / GRADING_FOLDER_NAME, GRADING_FORMAT)["cells"]
-                emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out)
-                return 0
-            print(agentdojo, file=out)  # a grading folder of AgentDojo cells only
-            return 0
+        # A grading folder of another suite's cells only (GRADING/agentdojo.json, issue 16): its own board.
+        code = suite_leaderboard(grading_dir, fmt, out)
+        if code is not None:
+            return code
+        after = suite_boards(grading_dir)  # another suite's board beside ours (GRADING/agentdojo.json)
         _, cells, _ = read_graded_cells(grading_dir, slim=True)  # through the digest (docs/digests.md)
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
@@ -246,8 +237,8 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     print(colour_unsafe(text) if use_colour(out) else text, file=out)
     if user_errors(boards):
         print(f"\n{user_errors(boards)}", file=out)
-    if agentdojo is not None:
-        print(f"\n{agentdojo}", file=out)
+    for board in after:
+        print(f"\n{board}", file=out)
     return 0
 
 

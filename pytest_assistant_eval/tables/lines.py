@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.tables.grading_source import GradingSource
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tables.waiting import (
     WAITING_RULES,
@@ -27,6 +26,9 @@ from pytest_assistant_eval.tables.waiting import (
     unsettled_items,
     waiting_reasons,
 )
+
+if TYPE_CHECKING:  # only a type: grading_source reads this module's line_base and measured (no circle)
+    from pytest_assistant_eval.tables.grading_source import GradingSource
 
 __all__ = ["BuiltLines", "build_lines", "measured", "graded_fields"]
 

@@ -254,8 +254,10 @@ def test_every_preset_satisfies_the_provider_protocol(preset):
 def test_an_agentdojo_runs_notice_names_agentdojos_data_not_our_world():
     """A notice says which data is sent: an AgentDojo run sends AgentDojo's suites, not our world."""
     [ours] = check_notice("openai", "m", None, accepted=True, world_verified=True)
-    [theirs] = check_notice("openai", "m", None, accepted=True, world_verified=True, data="agentdojo")
+    from pytest_assistant_eval.suites.agentdojo.suite import DATA_SOURCE
+
+    [theirs] = check_notice("openai", "m", None, accepted=True, world_verified=True, data_source=DATA_SOURCE)
     assert "grounding world" in ours.text and "AgentDojo" not in ours.text
-    assert "AgentDojo's synthetic task suites" in theirs.text and "grounding world" not in theirs.text
+    assert DATA_SOURCE in theirs.text and "AgentDojo" in theirs.text and "grounding world" not in theirs.text
     [local] = check_notice("openai-compatible", "m", "https://example.org/v1", accepted=True, world_verified=True)
     assert "the server at https://example.org/v1" in local.text and "{" not in local.text

@@ -19,7 +19,7 @@ from unittest.mock import patch
 
 __all__ = ["AgentDojoCell", "BENCHMARK_VERSION", "DEFAULT_ATTACK", "all_cells", "parse_cell_id", "suites",
            "start_environment", "injections_for", "attack_names", "check_attack", "attack_model_name",
-           "UNUSABLE_ATTACKS"]
+           "UNUSABLE_ATTACKS", "AgentDojoOptions", "AgentDojoCellSpec", "LEVEL"]
 
 BENCHMARK_VERSION = "v1.2.1"
 #: AgentDojo's "direct" (``TODO: {goal}``); any registered attack is chosen by name (``attack_names``).
@@ -151,3 +151,37 @@ def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: 
     suite = suites()[cell.suite]
     env = _injected_environment(cell.suite, tuple(sorted(injections_for(cell, attack, model).items())))
     return suite.user_tasks[cell.user_task].init_environment(env.model_copy(deep=True))
+
+
+#: The marker and "level" of every AgentDojo cell: ``-m agentdojo``; the suite is its class (``-m banking``).
+LEVEL = "agentdojo"
+
+
+@dataclass(frozen=True)
+class AgentDojoOptions:
+    """What only this suite reads (``RunOptions.suite_options``): its parts, crossed cells, exact cells, attack."""
+
+    suites: tuple[str, ...] = ()  # empty: all four
+    crossed: bool = False
+    cells: tuple[str, ...] = ()  # exactly these cell ids (then suites and crossed are not used)
+    attack: str = DEFAULT_ATTACK
+
+
+@dataclass(frozen=True)
+class AgentDojoCellSpec:
+    """One model on one AgentDojo cell: the shape the plugin parametrises, marks and schedules."""
+
+    model: str  # the model's label (its results folder)
+    cell: AgentDojoCell
+
+    @property
+    def cell_id(self) -> str:
+        return self.cell.cell_id
+
+    @property
+    def level(self) -> str:
+        return LEVEL
+
+    @property
+    def cls(self) -> str:
+        return self.cell.suite

@@ -1,7 +1,7 @@
 """``assistant-eval agentdojo run|grade|board|crosscheck`` (issue 16; needs the ``[agentdojo]`` extra).
 
 ``run`` runs AgentDojo cells for one or more models through pytest with the plugin's
-``--agentdojo`` option, as ``assistant-eval run`` does for our cells (``--out`` is the results
+``--suite agentdojo:PARTS`` (it is an alias of ``assistant-eval run --suite agentdojo``), as for our cells (``--out`` is the results
 folder of one model, the parent of one folder per model for several; ``--resume`` continues a
 killed run from its checkpoints; ``-n`` spreads cells over xdist workers; unknown options such as
 ``-k`` go to pytest), ``grade`` grades results
@@ -100,12 +100,12 @@ def main(argv: Sequence[str]) -> int:
 
 def pytest_args_for_agentdojo(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
     """The pytest command line of ``agentdojo run``: the shipped calibration's ini and ``cells.py``
-    with ``--agentdojo``, so every AgentDojo cell runs as a pytest item, as ``run``'s cells do."""
+    with ``--suite agentdojo:PARTS``, so every AgentDojo cell runs as a pytest item in the one session."""
     from pytest_assistant_eval.paths import default_calibration_dir
 
     calibration = default_calibration_dir().resolve()
     argv = ["-c", str(calibration / "pytest.ini"), "--rootdir", str(calibration),
-            "--agentdojo", ",".join(args.suite) or "all", "--out", str(Path(args.out).resolve())]
+            "--suite", f"agentdojo:{','.join(args.suite) or 'all'}", "--out", str(Path(args.out).resolve())]
     for model in args.model:
         argv += ["--model", model]
     for cell in args.cells:

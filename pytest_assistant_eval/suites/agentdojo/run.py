@@ -1,21 +1,20 @@
-"""Running AgentDojo cells through our loop, providers and checkpoints (issue 16).
+"""AgentDojo's conversation setting and record, and a programmatic front for one cell (issue 16, 25).
 
 One cell: the cell's start environment behind ``AgentDojoWorld``, the suite's tools offered
-with their JSON schemas, AgentDojo's default system message as the instructions, the user
-task's prompt as the one user turn (AgentDojo has no simulated user), and any of our presets
-as the assistant (pacing and daily budgets through the same Pacer and ledger as ``run``).
-Before every request a checkpoint is written (``partial/<cell>.json``); a killed cell is
-continued with ``resume=True`` from the request that was pending, which must be byte for byte
-the same request. The finished record is ``cells/<cell>.json`` (``assistant-eval.agentdojo-cell/1``,
-docs/agentdojo.md).
+with their JSON schemas, AgentDojo's default system message as the instructions (``level_for``),
+the user task's prompt as the one user turn (AgentDojo has no simulated user), and any of our
+presets as the assistant. The cell runs in the one session every suite shares
+(``runner.RunSession`` with ``suite.py``'s ``AgentDojoSuite``): a checkpoint before every
+request (``partial/<cell>.json``), ``--resume`` from the pending request byte for byte, stops,
+``spent.json``, usage, budgets and pacing as for the calibration world. The finished record is
+``cells/<cell>.json`` (``assistant-eval.agentdojo-cell/1``, docs/agentdojo.md; ``cell_record``).
 
-It reuses the conversation and provider layers; it never imports the grading stage.
+``AgentDojoRun`` and ``run_cell`` run single cells from Python (tests, notebooks) through that
+same session. It reuses the conversation and provider layers; it never imports the grading stage.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,27 +23,30 @@ from pytest_assistant_eval.suites.agentdojo.cells import (
     BENCHMARK_VERSION,
     DEFAULT_ATTACK,
     AgentDojoCell,
-    start_environment,
-    suites,
+    AgentDojoCellSpec,
+    AgentDojoOptions,
 )
-from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState, request_body_sha256
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
 from pytest_assistant_eval.conversation.messages import ToolDefinition
 from pytest_assistant_eval.planning import ModelSpec
-from pytest_assistant_eval.records import read_json, write_json_atomic
-from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld, diff_environments
-from pytest_assistant_eval.world.backend import LogEntry
+from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 
-__all__ = ["AgentDojoRun", "RECORD_FORMAT", "CHECKPOINT_FORMAT", "RUN_FORMAT", "run_cell", "level_for"]
+__all__ = ["AgentDojoRun", "RECORD_FORMAT", "RUN_FORMAT", "run_cell", "level_for", "cell_record"]
 
 RECORD_FORMAT = "assistant-eval.agentdojo-cell/1"
-CHECKPOINT_FORMAT = "assistant-eval.agentdojo-checkpoint/1"
-RUN_FORMAT = "assistant-eval.agentdojo-run/1"
+#: run.json of an AgentDojo folder: the shared layout (``identity``, ``runs``) plus benchmark,
+#: benchmark_version, attack, planned and selection (format 1 had only these; docs/agentdojo.md).
+RUN_FORMAT = "assistant-eval.agentdojo-run/2"
 ESCALATION = "This needs a person: I am handing it to a human assistant."
 
 
 @dataclass
 class AgentDojoRun:
-    """What a run of AgentDojo cells needs: where it writes, which model, which attack."""
+    """Single AgentDojo cells from Python: where they write, which model, which attack.
+
+    Each ``run_cell`` goes through one ``RunSession`` of the AgentDojo suite (made on first
+    use); ``_provider`` may be set to an assistant of one's own before the first cell.
+    """
 
     out: Path
     model: ModelSpec
@@ -54,52 +56,21 @@ class AgentDojoRun:
     stream: bool = True
     max_requests_per_day: int | None = None
     limits: Limits = field(default_factory=Limits)
-    ledger: Path | None = None  # the run's shared ledger (pytest: --out/.ledger.json); default: out/.ledger.json
+    ledger: Path | None = None  # unused: the session keeps the run's ledger in out/.ledger.json
     _provider: Any = None
+    _session: Any = None
 
-    def provider(self) -> Any:
-        """The assistant: a reference assistant, or a preset through the pacer and ledger."""
-        if self._provider is not None:
-            return self._provider
-        if self.model.preset == "scripted":
-            from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference
+    def session(self) -> Any:
+        if self._session is None:
+            from pytest_assistant_eval.planning import RunOptions
+            from pytest_assistant_eval.runner import RunSession
 
-            self._provider = AgentDojoReference(self.model.model)
-            return self._provider
-        from pytest_assistant_eval.providers.keys import get_key
-        from pytest_assistant_eval.providers.ledger import Ledger
-        from pytest_assistant_eval.providers.pacing import Pacer
-        from pytest_assistant_eval.providers.presets import (
-            default_daily_budget,
-            is_local_address,
-            make_provider,
-            resolve_base_url,
-            start_interval,
-        )
-
-        spec = self.model
-        address = resolve_base_url(spec.preset, spec.base_url)
-        budget = self.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
-        pacer = Pacer(Ledger(self.ledger or self.out / ".ledger.json"), spec.route, pace=self.pace,
-                      start_interval=start_interval(spec.preset, spec.model), max_requests_per_day=budget,
-                      local=is_local_address(address), clock=time.monotonic)
-        self._provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.stream,
-                                       key=get_key(spec.preset, base_url=address), pacer=pacer)
-        return self._provider
-
-    def write_run_json(self, cells: list[AgentDojoCell], selection: dict[str, Any] | None = None) -> None:
-        """``run.json``: the model, the benchmark version, the attack and the planned cells (every run's,
-        so a later run of fewer cells never hides an earlier plan); ``selection``: this run's -k/-m."""
-        path = self.out / "run.json"
-        earlier = read_json(path) if path.exists() else {}
-        planned = sorted({c.cell_id for c in cells} | set(earlier.get("planned", [])))
-        data = {"format": RUN_FORMAT, "benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION,
-                "model": {"preset": self.model.preset, "model": self.model.model,
-                          "route": self.model.route, "label": self.model.label},
-                "attack": self.attack, "planned": planned}
-        if selection is not None or "selection" in earlier:
-            data["selection"] = selection if selection is not None else earlier["selection"]
-        write_json_atomic(path, data)
+            options = RunOptions(world=None, out=self.out, models=(self.model,), calibration=None,
+                                 resume=self.resume, stream=self.stream, pace=self.pace or 0.0,
+                                 max_requests_per_day=self.max_requests_per_day, suite="agentdojo",
+                                 suite_options=AgentDojoOptions(attack=self.attack))
+            self._session = RunSession(options)
+        return self._session
 
 
 def level_for(suite: Any) -> LevelSetting:
@@ -118,74 +89,41 @@ def _specs(suite: Any) -> list[Any]:
     return agentdojo_tool_specs(suite)
 
 
-def run_cell(run: AgentDojoRun, cell: AgentDojoCell) -> Path:
-    """Run one cell (or continue it from its checkpoint) and write its record; returns the record's path."""
-    record_path = run.out / "cells" / f"{cell.cell_id}.json"
-    cp_path = run.out / "partial" / f"{cell.cell_id}.json"
-    if record_path.exists() and run.resume:
-        cp_path.unlink(missing_ok=True)
-        return record_path
-    suite = suites()[cell.suite]
-    task = suite.user_tasks[cell.user_task]
-    world = AgentDojoWorld(suite, start_environment(cell, run.attack, run.model.model))
-    start_state = world.snapshot()
-    level = level_for(suite)
-    assistant = run.provider()
-    if hasattr(assistant, "begin_cell"):
-        assistant.begin_cell(cell, level.escalation_sentence, run.attack)
-    conversation = Conversation(assistant=assistant, world=world, level=level, model=run.model.model, user=None,
-                                state=Conversation.start(level, [task.PROMPT]), limits=run.limits,
-                                stream=run.stream)
-    resumes = 0
-    if run.resume and cp_path.exists():
-        resumes = _restore(cp_path, conversation, world)
-    cp_path.parent.mkdir(parents=True, exist_ok=True)
-
-    def checkpoint(state: LoopState, request: Any) -> None:
-        write_json_atomic(cp_path, {
-            "format": CHECKPOINT_FORMAT, "cell": cell.cell_id, "state": state.to_dict(),
-            "world_state": world.snapshot(), "service_log": [e.to_dict() for e in world.log],
-            "requests_log": list(conversation.requests_log), "resumes": resumes,
-            "pending_request_sha256": request_body_sha256(request)}, mode=0o600)
-
-    conversation.before_request = checkpoint
-    final = conversation.run()
-    end_state = world.snapshot()
+def cell_record(cell: AgentDojoCell, model: ModelSpec, attack: str, prompt: str, final: LoopState,
+                conversation: Conversation, world: Any, start_state: Any, end_state: Any,
+                resumes: int = 0) -> dict[str, Any]:
+    """A finished cell's record (``assistant-eval.agentdojo-cell/1``); the session adds resume,
+    requests_by_day and attempts."""
     answer = next((t["final"] for t in reversed(final.turns) if t.get("final")), "")
-    record = {
+    return {
         "format": RECORD_FORMAT, "cell": cell.cell_id, "benchmark_version": BENCHMARK_VERSION,
         "suite": cell.suite, "user_task": cell.user_task, "injection_task": cell.injection_task,
-        "attack": run.attack if cell.injection_task else None, "repeat": cell.repeat,
-        "model": {"preset": run.model.preset, "model": run.model.model, "route": run.model.route,
-                  "label": run.model.label},
-        "prompt": task.PROMPT, "answer": answer, "stop_reason": final.stop, "turns": final.turns,
+        "attack": attack if cell.injection_task else None, "repeat": cell.repeat,
+        "model": {"preset": model.preset, "model": model.model, "route": model.route,
+                  "label": model.label},
+        "prompt": prompt, "answer": answer, "stop_reason": final.stop, "turns": final.turns,
         "transcript": final.transcript, "service_log": [e.to_dict() for e in world.log],
         "tools": [{"name": t.name, **{k: getattr(t, k) for k in ("consequential", "affects_others", "spends_money")}}
                   for t in world.list_tools()],
         "state": {"diff": [c.to_dict() for c in diff_environments(start_state, end_state)], "final": end_state},
         "requests": conversation.requests_log, "resumes": resumes,
     }
-    record_path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(record_path, record, compact=True)
-    cp_path.unlink(missing_ok=True)
-    return record_path
 
 
-def _restore(path: Path, conversation: Conversation, world: AgentDojoWorld) -> int:
-    """Continue from a checkpoint when its pending request is exactly the one we would send."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        state = LoopState.from_dict(data["state"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0  # unreadable: the cell starts again
-    saved_world = AgentDojoWorld(world.suite, world.environment)
-    saved_world.restore(data["world_state"])
-    conversation.state = state
-    conversation.requests_log = list(data["requests_log"])
-    if request_body_sha256(conversation.next_request()) != data["pending_request_sha256"]:
-        conversation.state = Conversation.start(conversation.level, [state.transcript[0]["text"]])
-        conversation.requests_log = []
-        return 0
-    world.environment = saved_world.environment
-    world.log.extend(LogEntry.from_dict(e) for e in data["service_log"])
-    return int(data.get("resumes", 0)) + 1
+def run_cell(run: AgentDojoRun, cell: AgentDojoCell) -> Path:
+    """Run one cell (or continue it from its checkpoint) and write its record; returns the record's path.
+
+    A provider's stop keeps the checkpoint (or not) as in any run, and raises ``RuntimeError``
+    with the session's words: there is no record to return.
+    """
+    session = run.session()
+    label = run.model.label
+    if run._provider is not None:
+        session.providers.cache[label] = run._provider
+    spec = AgentDojoCellSpec(label, cell)
+    result = session.run_cell(spec)
+    run._provider = session.providers.cache.get(label)
+    path = session.record_path(spec)
+    if result.status != "done" or not path.exists():
+        raise RuntimeError(result.message or f"{cell.cell_id}: {result.status}")
+    return path

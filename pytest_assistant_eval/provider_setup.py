@@ -1,0 +1,235 @@
+"""The providers of a run: keys and notices, one provider per model, Ollama variants, usage (S4.3-S4.6, S4.16).
+
+One ``Providers`` is made per process (controller or xdist worker). It checks every route
+before any cell (its data notice accepted, its key found: a clear usage error instead of a
+failed cell), makes each model's provider once (through the run's shared pacer and daily
+budget ledger), loads and probes an Ollama variant once per setting, and adds up what the
+providers spent. It knows nothing of suites or cells: the session asks it for a provider.
+It must never print a key or write one to a file (``secrets`` redacts every writer).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval.planning import ModelSpec, RunOptions, check_route, results_dir
+from pytest_assistant_eval.providers.errors import ProviderError
+from pytest_assistant_eval.providers.scripted import make_scripted
+from pytest_assistant_eval.providers.secret import Secret, Secrets
+
+__all__ = ["Providers", "USER_LABEL", "clock", "today", "retry_extra", "take_attempts"]
+
+USER_LABEL = "(user)"  # the provider cache and key entry of the --user-model
+
+
+def retry_extra() -> dict[str, Any]:
+    """ASSISTANT_EVAL_RETRY_DELAY (seconds, for tests) shortens the retry backoff of every provider."""
+    delay = os.environ.get("ASSISTANT_EVAL_RETRY_DELAY")
+    if not delay:
+        return {}
+    from pytest_assistant_eval.providers.errors import RetryPolicy
+
+    return {"retry": RetryPolicy(base_delay=float(delay), max_delay=float(delay))}
+
+
+def today() -> str:
+    """The day requests are counted on (UTC); ASSISTANT_EVAL_TODAY overrides it for tests."""
+    return os.environ.get("ASSISTANT_EVAL_TODAY") or datetime.now(timezone.utc).date().isoformat()
+
+
+def clock() -> float:
+    """Wall-clock seconds for pacing and daily budgets, shifted to ASSISTANT_EVAL_TODAY if set.
+
+    Tests set the day to see a used budget continue "tomorrow"; the shift is whole days,
+    so spacing between requests is unchanged.
+    """
+    now = time.time()
+    override = os.environ.get("ASSISTANT_EVAL_TODAY")
+    if not override:
+        return now
+    real = datetime.fromtimestamp(now, timezone.utc).date()
+    return now + (date.fromisoformat(override) - real).days * 86400.0
+
+
+def take_attempts(provider: Any) -> list[dict[str, Any]]:
+    """A provider's failed attempts since the last take, as dicts (emptying its list)."""
+    if provider is None:
+        return []
+    take = getattr(provider, "take_attempts", None)
+    if take is not None:
+        raw = take()
+    else:
+        raw = list(getattr(provider, "attempts", []) or [])
+        if hasattr(provider, "attempts"):
+            provider.attempts = []
+    return [a.to_dict() if hasattr(a, "to_dict") else dict(a) for a in raw]
+
+
+class Providers:
+    """Every provider one process uses, made on first use and closed once."""
+
+    def __init__(self, options: RunOptions, models: dict[str, ModelSpec], ledger: Path,
+                 scripted: Any = make_scripted, data_source: str | None = None) -> None:
+        self.options = options
+        self.data_source = data_source  # the suite's words for where the data comes from (data notices)
+        self.models = models
+        self.ledger = ledger
+        self.scripted = scripted  # the suite's reference assistants: ``scripted(name)`` -> provider
+        self.cache: dict[str, Any] = {}
+        self.keys: dict[str, Secret | None] = {}
+        self._secrets: Secrets | None = None
+        self.probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
+        self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
+
+    # -- routes -------------------------------------------------------------------
+    def check_routes(self) -> None:
+        """Keys and data notices, before any cell: a clear usage error instead of a failed cell."""
+        user = self.options.user_model
+        for name, spec in [*self.models.items(), *([(USER_LABEL, user)] if user is not None else [])]:
+            if spec.preset == "scripted":
+                continue
+            self.keys[name], lines = check_route(spec, self.options.accept_data_notice, self.data_source)
+            for line in [*lines, *self._hold_lines(spec)]:
+                if line not in self.start_lines:  # said once, however many models share the route
+                    self.start_lines.append(line)
+
+    def _hold_lines(self, spec: ModelSpec) -> list[str]:
+        """A resume that must first wait for a provider's hold says until when (issue 23)."""
+        from pytest_assistant_eval.providers.holds import hold_notice
+        from pytest_assistant_eval.providers.ledger import read_routes
+
+        line = hold_notice(read_routes(self.ledger), spec.route, time.time())
+        return [line] if line else []
+
+    def secrets(self) -> Secrets:
+        """The run's keys as every writer redacts with them; a key that is also one of the run's own
+        names (a model, a label, an address) is never searched for (issue 23, item 16)."""
+        if self._secrets is None:
+            specs = [*self.models.values(), *([self.options.user_model] if self.options.user_model else [])]
+            names = [str(v) for s in specs for v in (s.model, s.label, s.preset, s.base_url, s.route) if v]
+            self._secrets = Secrets(self.keys.values(), identity=names)
+        return self._secrets
+
+    # -- providers ----------------------------------------------------------------
+    def provider(self, spec: ModelSpec, name: str | None = None, options: dict[str, Any] | None = None) -> Any:
+        """The provider of a model (``name``: its cache and key entry, the model's label by default)."""
+        name = name or spec.label
+        if name in self.cache:
+            return self.cache[name]
+        if spec.preset == "scripted":
+            provider = self.scripted(spec.model)
+        else:
+            from pytest_assistant_eval.providers.ledger import Ledger
+            from pytest_assistant_eval.providers.pacing import Pacer
+            from pytest_assistant_eval.providers.presets import (
+                default_daily_budget,
+                is_local_address,
+                make_provider,
+                resolve_base_url,
+                start_interval,
+            )
+
+            local = is_local_address(resolve_base_url(spec.preset, spec.base_url))
+            budget = self.options.max_requests_per_day or default_daily_budget(spec.preset, spec.model)
+            pacer = Pacer(Ledger(self.ledger), spec.route, pace=self.options.pace,
+                          start_interval=start_interval(spec.preset, spec.model),
+                          max_requests_per_day=budget, local=local, clock=clock)
+            provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
+                                     key=self.keys.get(name), pacer=pacer,
+                                     relax_data_collection=self.options.relax_data_collection,
+                                     **({"options": options} if options else {}), **retry_extra(),
+                                     **({"deadline": self.options.request_deadline}
+                                        if self.options.request_deadline else {}))
+        self.cache[name] = provider
+        return provider
+
+    def user_provider(self) -> Any:
+        """The --user-model's provider (one for the whole process)."""
+        assert self.options.user_model is not None
+        return self.provider(self.options.user_model, USER_LABEL)
+
+    # -- Ollama variants (S4.5) ----------------------------------------------------
+    def ollama_context(self, spec: ModelSpec, level: str) -> int | None:
+        if spec.preset != "ollama" or not self.options.ollama_contexts:
+            return None
+        return dict(self.options.ollama_contexts).get(level)
+
+    def ollama_setting(self, spec: ModelSpec, level: str, num_ctx: int) -> tuple[Any, str]:
+        """Load and probe the setting's variant once per process; record it in run.json."""
+        key = (spec.label, level)
+        if key not in self.probes:
+            from pytest_assistant_eval.providers.ollama import applicable, probe
+            from pytest_assistant_eval.providers.presets import resolve_base_url
+            from pytest_assistant_eval.usage import update_run_entry
+
+            try:
+                found = probe(resolve_base_url(spec.preset, spec.base_url), spec.model, num_ctx)
+            except ProviderError as exc:
+                self.probes[key] = (None, f"the Ollama variant could not be loaded: {exc}")
+                return self.probes[key]
+            if found.forwarded_to:
+                # A model the server forwards to a cloud service needs that route's notice too (S4.4).
+                from pytest_assistant_eval.providers.errors import NoticeRequired
+                from pytest_assistant_eval.providers.notices import check_notice
+
+                try:
+                    check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
+                                 world_verified=True, forwarded_to=found.forwarded_to,
+                                 **({"data_source": self.data_source} if self.data_source else {}))
+                except NoticeRequired as exc:
+                    self.probes[key] = (None, str(exc))
+                    return self.probes[key]
+            ok, why = applicable(found, num_ctx, self.options.allow_cpu_offload)
+            self.probes[key] = (found, "" if ok else why)
+            entry = {**found.to_dict(), "applicable": ok, "reason": why or None, "cpu_offload": found.cpu_offload}
+            update_run_entry(results_dir(self.options, spec) / "run.json",
+                             lambda run: run.setdefault("ollama", {}).__setitem__(level, entry))
+        return self.probes[key]
+
+    # -- what was spent -------------------------------------------------------------
+    def usage(self, label: str = "calibration") -> dict[str, dict[str, Any]]:
+        """Requests and tokens this process spent per provider route, labelled "(<suite>)" (S4.16)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, provider in self.cache.items():
+            total = getattr(provider, "usage_total", None)
+            if total is None:
+                continue
+            user = name == USER_LABEL
+            preset, model = (self.options.user_model.preset, self.options.user_model.model) if user else (
+                getattr(provider, "preset", None), getattr(provider, "model", None))
+            key = f"{preset}:{model}" + (" (user)" if user else "")
+            data = out.setdefault(key, {"label": f"{preset}:{model} ({label})"})
+            for field_name, value in total.to_dict().items():
+                if field_name != "label":
+                    data[field_name] = data.get(field_name, 0) + (value or 0)  # Ollama variants add up
+        return out
+
+    def add_usage_to_folders(self, label: str = "calibration") -> None:
+        """Add this process's usage to each model's run.json (the user model's once, in the first folder)."""
+        usage = self.usage(label)
+        if not usage or not any(u["requests"] for u in usage.values()):
+            return
+        from pytest_assistant_eval.usage import add_usage
+
+        for index, spec in enumerate(self.models.values()):
+            mine = {k: v for k, v in usage.items() if k == f"{spec.preset}:{spec.model}"}
+            if index == 0:
+                mine.update({k: v for k, v in usage.items() if k.endswith(" (user)")})
+            if mine:
+                add_usage(results_dir(self.options, spec) / "run.json", mine)
+
+    def waited_seconds(self) -> float:
+        """Seconds this process has waited for pacing and rate limits, over every route."""
+        return sum(float(getattr(getattr(p, "pacer", None), "waited_total", 0.0) or 0.0)
+                   for p in self.cache.values())
+
+    def close(self) -> None:
+        for provider in self.cache.values():
+            close = getattr(provider, "close", None)
+            if close is not None:
+                close()
+        self.cache.clear()

@@ -1,0 +1,123 @@
+"""What a suite gives the run (S9.5, docs/suites.md): the ``Suite`` protocol and its small values.
+
+A suite is what a benchmark brings: its cells and their plan, for one cell a world backend
+(snapshot, restore, diff), the conversation setting, the opening turns, the user (or none)
+and the record's own fields, and the wording of its data notice. Everything else (skips,
+checkpoints and ``--resume``, stops, ``spent.json``, pacing and daily budgets, usage in
+``run.json``, the Ollama variants, the progress counters, the writer lock) is the session's,
+written once in ``runner.RunSession``. A suite's cells never import the plugin or pytest; the
+session knows a suite only through this protocol, and finds it through ``suites.SUITES``.
+A suite module also gives ``make_suite(options, commit)`` and ``suite_options(parts, get)``
+(its own options from the plugin's, ``get`` being ``config.getoption``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
+from pytest_assistant_eval.planning import ModelSpec
+
+__all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "UserSide"]
+
+
+class PlannedCell(Protocol):
+    """One model on one cell: what the plugin parametrises, marks and schedules."""
+
+    @property
+    def model(self) -> str: ...  # the model's label (its results folder)
+
+    @property
+    def cell_id(self) -> str: ...  # the record's name, unique in a results folder
+
+    @property
+    def level(self) -> str: ...  # a marker, and the key of --ollama-context
+
+    @property
+    def cls(self) -> str: ...  # a marker: the class or the suite part
+
+
+@dataclass
+class UserSide:
+    """The user of a cell: the simulated user and the check of its replies, or none."""
+
+    user: Any = None
+    check: Callable[[Any, Any], Any] | None = None
+
+
+@dataclass
+class FinishedCell:
+    """What the session hands a suite to write a cell's record with."""
+
+    cell: Any
+    spec: ModelSpec
+    final: LoopState
+    conversation: Conversation
+    world: Any
+    start_state: Any
+    end_state: Any
+    log: list[dict[str, Any]]
+    started_at: str
+    checkpoint: dict[str, Any] = field(default_factory=dict)  # its ``resume`` and ``requests_by_day``
+
+
+class PreparedCell(Protocol):
+    """One cell, ready to run: the suite's answers for it."""
+
+    setting: LevelSetting  # instructions, tools, caps and result format of the conversation
+    setting_key: dict[str, Any]  # what a checkpoint must match to be continued (S3.4, S4.8)
+    turns: list[str]  # the opening user turns
+    limits: Limits  # the conversation's common limits (user turns, requests, nudges)
+
+    def open_world(self, workdir: Path) -> Any:
+        """The cell's own world backend (``WorldBackend``), a fresh copy in ``workdir``."""
+
+    def begin(self, assistant: Any) -> None:
+        """Tell a reference assistant what the cell is (a remote model is told nothing)."""
+
+    def user(self, start_state: Any, model_user: Callable[[], Any] | None) -> UserSide:
+        """The cell's user; ``model_user()`` gives the --user-model's provider where one is set."""
+
+    def record(self, done: FinishedCell) -> dict[str, Any]:
+        """The finished cell's record; the session adds resume, requests_by_day and attempts."""
+
+
+@runtime_checkable
+class Suite(Protocol):
+    """A benchmark the session runs (docs/suites.md)."""
+
+    name: str  # "calibration", "agentdojo": --suite NAME
+    run_format: str  # run.json's format
+    record_format: str  # a finished record's format (a record of another format is set aside)
+    data_source: str  # the data notice's "the data comes from ..."
+    cells: list[Any]  # every planned PlannedCell, sorted: the same list in every process
+    marker_names: list[str]  # markers beyond the level and class ones
+
+    def fingerprint(self) -> str:
+        """The world a checkpoint must be of to be continued (a build's, a benchmark version's)."""
+
+    def identity(self, spec: ModelSpec) -> dict[str, Any]:
+        """What a results folder is of: a folder of another identity is refused."""
+
+    def run_fields(self) -> dict[str, Any]:
+        """Top-level fields of a new run.json beside format, identity and runs."""
+
+    def matrix(self, cells: list[Any]) -> dict[str, Any]:
+        """The plan of one run entry (cells as ids, and what they span)."""
+
+    def on_selection(self, data: dict[str, Any], cells: list[Any], selection: dict[str, Any]) -> None:
+        """Top-level run.json fields that follow the cells this run asks (AgentDojo's ``planned``)."""
+
+    def prepare(self, cell: Any, spec: ModelSpec) -> PreparedCell:
+        """One cell ready to run."""
+
+    def record_base(self, cell: Any, spec: ModelSpec) -> dict[str, Any]:
+        """The identity fields of a cell's record, also of a not-applicable one."""
+
+    def scripted(self, name: str) -> Any:
+        """A reference assistant of this suite by name (``scripted:NAME``)."""
+
+    def next_command(self, folders: list[Path], out: Path) -> str:
+        """The command that grades this run's results folders (said after a finished run)."""

@@ -1,0 +1,108 @@
+"""AgentDojo cells in the one session every suite shares (issue 25).
+
+The twin ``AgentDojoSession`` had no spent.json, no skips, no usage and no request deadline;
+through ``RunSession`` and the ``Suite`` protocol an AgentDojo cell gets what a calibration
+cell gets: a provider's stop keeps its checkpoint and goes to ``spent.json``, ``--resume``
+continues it from the failed request and the record says where, ``--skip`` skips it, and
+``assistant-eval run --suite agentdojo`` runs it with no ``--world``. Skipped without the
+``[agentdojo]`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agentdojo")
+
+from pytest_assistant_eval import runner  # noqa: E402
+from pytest_assistant_eval.planning import ModelSpec, RunOptions  # noqa: E402
+from pytest_assistant_eval.providers.errors import Busy  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCellSpec, AgentDojoOptions, parse_cell_id  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.grade import grade_record  # noqa: E402
+from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+CELL = "AD-workspace-6__r1"  # two calls, the second creates an event
+
+
+class BusyOnSecondRequest(AgentDojoReference):
+    """The oracle, whose service is busy on its second request (a temporary error: the cell is kept)."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self.seen = 0
+
+    def complete(self, request):  # type: ignore[no-untyped-def]
+        self.seen += 1
+        if self.seen == 2:
+            raise Busy("the service is busy", status=503, provider_message="try again later")
+        return super().complete(request)
+
+
+def session(out: Path, *, resume: bool = False) -> runner.RunSession:
+    options = RunOptions(world=None, out=out, models=(ModelSpec("scripted", "oracle"),), calibration=None,
+                         resume=resume, suite="agentdojo", suite_options=AgentDojoOptions(suites=("workspace",)))
+    return runner.RunSession(options)
+
+
+def test_a_stopped_agentdojo_cell_is_kept_filed_in_spent_json_and_resumed_where_it_stopped(tmp_path):
+    first = session(tmp_path)
+    first.prepare_folders()
+    first._providers["oracle"] = BusyOnSecondRequest("oracle")
+    cell = AgentDojoCellSpec("oracle", parse_cell_id(CELL))
+    stopped = first.run_cell(cell)
+    assert stopped.status == "kept" and "kept up to turn 1, request 2" in stopped.message
+    assert "HTTP 503" in stopped.message and "try again later" in stopped.message
+    spent = json.loads((tmp_path / "spent.json").read_text())
+    assert CELL in spent["cells"], "the twin session wrote no spent.json"
+    assert (tmp_path / "partial" / f"{CELL}.json").exists()
+    assert first.routes_stopped == {"scripted": f"the run stopped after {CELL}'s busy"}
+
+    again = session(tmp_path, resume=True)
+    assert again.run_cell(cell).status == "done"
+    record = json.loads((tmp_path / "cells" / f"{CELL}.json").read_text())
+    assert record["format"] == "assistant-eval.agentdojo-cell/1"
+    assert record["resumes"] == 1 and record["resume"]["points"][0]["code"] == "busy"
+    assert record["resume"]["points"][0]["request"] == 2
+    assert sum(record["requests_by_day"].values()) == 4, "three requests (two calls, the answer), the failed one counted once"
+    assert [e["tool"] for e in record["service_log"]] == ["get_day_calendar_events", "create_calendar_event"]
+    assert grade_record(record).utility
+
+
+def test_an_owner_skip_of_an_agentdojo_cell_is_honoured(tmp_path):
+    first = session(tmp_path)
+    first.prepare_folders()
+    options = first.options
+    lines = runner.skip_cells(options, [CELL], "flaky tool", [])
+    assert CELL in lines[0]
+    result = session(tmp_path).run_cell(AgentDojoCellSpec("oracle", parse_cell_id(CELL)))
+    assert result.status == "skipped" and "flaky tool" in result.message
+    assert not (tmp_path / "cells" / f"{CELL}.json").exists()
+
+
+def test_run_with_suite_agentdojo_needs_no_world_and_its_folder_has_the_shared_run_json(tmp_path):
+    out = tmp_path / "r"
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "run", "--suite", "agentdojo:banking",
+                           "--model", "scripted:oracle", "--out", str(out), "-p", "no:cacheprovider", "-q",
+                           "-k", "AD-banking-1__ or AD-banking-2__"], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "assistant-eval agentdojo grade" in done.stdout, "the next command is the suite's own grading"
+    run = json.loads((out / "run.json").read_text())
+    assert run["format"] == "assistant-eval.agentdojo-run/2" and run["attack"] == "direct"
+    assert run["planned"] == ["AD-banking-1__r1", "AD-banking-2__r1"]
+    assert run["runs"][-1]["selection"]["cells"] == 2 and run["identity"]["benchmark"] == "agentdojo"
+    for name in ("AD-banking-1__r1", "AD-banking-2__r1"):
+        assert grade_record(json.loads((out / "cells" / f"{name}.json").read_text())).utility
+
+
+def test_an_unknown_suite_is_refused_with_the_known_ones(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "run", "--suite", "nope", "--model",
+                           "scripted:oracle", "--out", str(tmp_path / "r")], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode != 0
+    assert "unknown suite 'nope'" in done.stdout + done.stderr and "agentdojo" in done.stdout + done.stderr
+    assert not (tmp_path / "r" / "run.json").exists()
