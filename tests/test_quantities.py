@@ -1,3 +1,4 @@
+import math
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -383,3 +384,17 @@ def test_percent_of_and_per_unit_calculations():
     assert [c.holds for c in find_calculations("20 % of 95 EUR = 19 EUR")] == [True]
     assert [c.holds for c in find_calculations("95 EUR per night × 3 nights = 285 EUR")] == [True]
     assert [c.holds for c in find_calculations("95 EUR/night x 3 nights = 290 EUR")] == [False]
+
+
+@given(st.integers(min_value=-5000, max_value=5000), st.sampled_from(["{m}e{e}", "{m} × 10^{e}", "10^{e}", "{m}E{e} bytes"]),
+       st.integers(min_value=1, max_value=10**6))
+def test_no_exponent_however_large_stops_the_reader(exponent: int, form: str, mantissa: int):
+    """An answer with "1e999" once crashed grading (OverflowError): every power is read or left, never raised."""
+    text = "about " + form.format(m=mantissa, e=exponent) + " in all"
+    for q in find_quantities(text):
+        assert math.isfinite(q.value)
+
+
+def test_a_number_no_float_holds_is_no_quantity():
+    assert find_quantities("1e999 bytes") == [] and find_quantities("9" * 400 + " EUR") == []
+    assert [q.value for q in find_quantities("1e6 bytes")] == [1_000_000.0]

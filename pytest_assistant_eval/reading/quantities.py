@@ -722,6 +722,11 @@ def _decimals_of(value: float) -> int:
     return 0 if float(value).is_integer() else len(repr(float(value)).split(".")[1])
 
 
+#: A power of ten beyond this is read as no power at all: 10.0**400 raises, and no quantity of
+#: a conversation is that large or small (an answer once crashed the grading with "1e999").
+_LARGEST_EXPONENT = 300
+
+
 def _read_quantity(text: str, cand: _Candidate) -> Quantity | None:
     """The quantity a number starts: its powers, scale, fraction, unit, denominator and sign."""
     m, start, end, value, decimals = cand.match, cand.start, cand.end, cand.value, cand.decimals
@@ -730,12 +735,14 @@ def _read_quantity(text: str, cand: _Candidate) -> Quantity | None:
     if m is not None:
         digits = m.group(m.lastgroup) if m.lastgroup else ""
         power = _power_after(text, end, digits)
-        if power is not None:
+        if power is not None and abs(power[0]) <= _LARGEST_EXPONENT:
             exponent, end = power
             value *= 10.0**exponent
             decimals = max(0, decimals - exponent)
         elif (two := _power_of_two_after(text, end, digits)) is not None:
             value, end = two
+    if not math.isfinite(value):
+        return None  # "1e308 × 10^5" or 400 nines: no float holds it, so no fact can be checked against it
     q_start, q_end = start, end
     sm = _SCALE_RE.match(text, end) if m is not None else None
     if sm:
