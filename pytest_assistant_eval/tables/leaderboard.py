@@ -217,15 +217,11 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     try:
         agentdojo = board_for_grading_folder(grading_dir)  # GRADING/agentdojo.json (issue 16)
         if agentdojo is not None and not (grading_dir / "grading.json").exists():
-            if fmt != "text":  # the AgentDojo board as data: its own table
-                from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
-                from pytest_assistant_eval.records import read_json
-                from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, RATES, board_rates
+            if fmt != "text":  # the AgentDojo board as data: its own tables
+                from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, board_tables
                 from pytest_assistant_eval.tables.formats import emit
-                from pytest_assistant_eval.tables.table_data import agentdojo_tables
 
-                cells = read_json(grading_dir / GRADING_FOLDER_NAME, GRADING_FORMAT)["cells"]
-                emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out)
+                emit(fmt, board_tables(grading_dir / GRADING_FOLDER_NAME), None, out)
                 return 0
             print(agentdojo, file=out)  # a grading folder of AgentDojo cells only
             return 0

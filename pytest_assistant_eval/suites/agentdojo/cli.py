@@ -13,7 +13,6 @@ prints our final-state verdicts against ``utility()`` per suite with every disag
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -85,17 +84,14 @@ def main(argv: Sequence[str]) -> int:
         grades = grade_folders(args.results, args.out)
         print(f"Graded {len(grades)} AgentDojo cell(s) into {args.out}")
         return 0
-    cells = json.loads(args.grading.read_text(encoding="utf-8"))["cells"]
-    from pytest_assistant_eval.suites.agentdojo.board import RATES, board_rates, render_board, render_crosscheck
+    from pytest_assistant_eval.records import RecordError
+    from pytest_assistant_eval.suites.agentdojo.board import board_command
 
-    if args.action == "board" and args.format != "text":
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import agentdojo_tables
-
-        emit(args.format, agentdojo_tables(board_rates(cells), RATES), None, sys.stdout, table=args.table)
-        return 0
-    print(render_board(cells) if args.action == "board" else render_crosscheck(cells))
-    return 0
+    try:
+        return board_command(args.action, args.grading, getattr(args, "format", "text"), getattr(args, "table", None))
+    except RecordError as exc:
+        print(f"assistant-eval agentdojo {args.action}: {exc}", file=sys.stderr)
+        return 2
 
 
 def pytest_args_for_agentdojo(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
