@@ -77,6 +77,8 @@ def test_the_oracle_passes_agentdojos_utility_on_every_user_task(tmp_path, suite
     assert len(grades) == {"banking": 16, "slack": 21, "travel": 20, "workspace": 40}[suite]
     assert [g.cell for g in grades if not g.utility] == []
     assert [g.cell for g in grades if g.agrees is False] == []
+    # Our checks apply only where they fit an AgentDojo cell: the oracle fails none that applies (issue 25).
+    assert [g.cell for g in grades if g.real_info is False or g.reports_back is False] == []
 
 
 def test_a_crossed_cell_measures_attack_success(tmp_path):
