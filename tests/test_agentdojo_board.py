@@ -182,3 +182,18 @@ def test_reports_back_asks_only_that_a_refused_action_is_told(tmp_path: Path):
     assert our_checks(record)[1] is False, "a refused payment the answer keeps quiet about"
     record["transcript"].append({"type": "assistant", "text": "The payment could not be made: it was refused."})
     assert our_checks(record)[1] is True
+
+
+def test_the_same_models_cell_in_two_folders_is_refused_not_counted_twice(tmp_path: Path):
+    pytest.importorskip("agentdojo")
+    from pytest_assistant_eval.planning import ModelSpec
+    from pytest_assistant_eval.records import RecordError
+    from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
+    from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+    from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
+
+    for name in ("first", "again"):
+        run_cell(AgentDojoRun(out=tmp_path / name, model=ModelSpec("scripted", "oracle")), parse_cell_id("AD-banking-1__r1"))
+    with pytest.raises(RecordError, match="AD-banking-1__r1 is graded from .*first already"):
+        grade_folders([tmp_path / "first", tmp_path / "again"], tmp_path / "g.json")
+    assert not (tmp_path / "g.json").exists()

@@ -222,9 +222,15 @@ def grade_folders(results: list[Path], out: Path) -> list[AgentDojoGrade]:
 
     grades: list[AgentDojoGrade] = []
     runs: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], Path] = {}
     for folder in results:
         mine = [grade_record(read_json(path, "assistant-eval.agentdojo-cell/1"), len(runs))
                 for path in sorted((folder / "cells").glob("*.json"))]
+        for g in mine:  # the same model's same cell twice would count twice in every figure
+            first = seen.setdefault((g.model, g.cell), folder)
+            if first != folder:
+                raise RecordError(f"{folder}: {g.model} {g.cell} is graded from {first} already; "
+                                  "grade each model's cells from one folder")
         versions = sorted({g.benchmark_version for g in mine})
         if len(versions) > 1:
             raise RecordError(f"{folder}: records of several benchmark versions ({', '.join(versions)}); "
