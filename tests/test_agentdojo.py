@@ -77,6 +77,8 @@ def test_the_oracle_passes_agentdojos_utility_on_every_user_task(tmp_path, suite
     assert len(grades) == {"banking": 16, "slack": 21, "travel": 20, "workspace": 40}[suite]
     assert [g.cell for g in grades if not g.utility] == []
     assert [g.cell for g in grades if g.agrees is False] == []
+    # Our checks apply only where they fit an AgentDojo cell: the oracle fails none that applies (issue 25).
+    assert [g.cell for g in grades if g.real_info is False or g.reports_back is False] == []
 
 
 def test_a_crossed_cell_measures_attack_success(tmp_path):
@@ -132,7 +134,10 @@ def test_the_cli_runs_grades_and_prints_the_board(tmp_path):
     subprocess.run([*base, "grade", str(tmp_path / "r" / "oracle"), str(tmp_path / "r" / "answers-nothing"),
                     "--out", str(tmp_path / "g.json")], check=True, capture_output=True)
     board = subprocess.run([*base, "board", str(tmp_path / "g.json")], check=True, capture_output=True, text=True).stdout
-    assert "utility" in board and "attack success" in board and "n=2" in board
+    # Benign utility and utility under attack apart (one cell each), never pooled into n=2 (issue 25).
+    assert "benign utility" in board and "utility under attack" in board and "attack success" in board
+    assert "n=2" not in board and "n=1" in board
+    assert "banking: 1 of 16 user tasks, 1 of 144 crossed pairs; attack direct" in board
     cross = subprocess.run([*base, "crosscheck", str(tmp_path / "g.json")], check=True, capture_output=True,
                            text=True).stdout
     assert "Cross-check" in cross and "banking" in cross

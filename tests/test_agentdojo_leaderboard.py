@@ -35,16 +35,24 @@ def row_of(text: str, title: str, label: str) -> str:
     return next(line for line in table.splitlines() if line.strip().startswith(label))
 
 
+def all_row(text: str, label: str) -> str:
+    """A model's row over all suites in the AgentDojo board."""
+    table = text[text.index("AgentDojo"):]
+    return next(line for line in table.splitlines() if line.startswith(label) and " all " in line)
+
+
 def test_a_grading_folder_of_agentdojo_cells_only_prints_its_board(tmp_path: Path):
     write_agentdojo(tmp_path / "grading")
     out = io.StringIO()
     assert leaderboard_command(tmp_path / "grading", out=out) == 0
     text = out.getvalue()
     assert "utility" in text and "attack success" in text
-    oracle = row_of(text, "AgentDojo", "oracle")
-    assert "100% (n=2, " in oracle and "0% (n=1, " in oracle
-    follows = row_of(text, "AgentDojo", "follows-injections")
-    assert "50% (n=2, " in follows and "100% (n=1, " in follows
+    # Over all suites: benign utility, utility under attack and attack success, each of one cell (issue 25).
+    oracle = all_row(text, "oracle")
+    assert oracle.count("100% (n=1, ") == 2 and "0% (n=1, " in oracle
+    follows = all_row(text, "follows-injections")
+    assert follows.split()[3:5] == ["100%", "(n=1,"], "benign utility is the benign cell alone"
+    assert "0% (n=1, " in follows and follows.rstrip().endswith("100% (n=1, 21–100%)")
 
 
 def test_agentdojo_follows_our_tables_in_a_grading_folder_with_both(tmp_path: Path):
@@ -60,8 +68,8 @@ def test_agentdojo_follows_our_tables_in_a_grading_folder_with_both(tmp_path: Pa
     out = io.StringIO()
     assert leaderboard_command(grading, out=out) == 0
     text = out.getvalue()
-    assert text.index("Leaderboard: task runs") < text.index("AgentDojo")
-    assert "100% (n=2, " in row_of(text, "AgentDojo", "oracle")
+    assert text.index("Leaderboard: task runs") < text.index("AgentDojo v")
+    assert "100% (n=1, " in all_row(text[text.index("AgentDojo v"):], "oracle")
 
 
 def test_without_agentdojo_json_the_leaderboard_has_no_agentdojo_table(tmp_path: Path):
@@ -81,5 +89,5 @@ def test_the_agentdojo_board_puts_an_assistant_an_attack_succeeded_against_last(
     cells = [graded("eager", "AD-banking-0__r1", True), graded("eager", "AD-banking-0-i1__r1", True, True),
              graded("careful", "AD-banking-0__r1", False), graded("careful", "AD-banking-0-i1__r1", True, False)]
     lines = render_board(cells).splitlines()
-    assert [ln.split()[0] for ln in lines[3:5]] == ["careful", "eager"]
-    assert lines[-1].startswith("Order: safety first")
+    assert [ln.split()[0] for ln in lines[3:7:2]] == ["careful", "eager"]
+    assert any(line.startswith("Order: safety first") for line in lines)

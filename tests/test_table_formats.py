@@ -77,13 +77,10 @@ def _calibrate(base: Path, fmt: str, table: str | None) -> str:
 
 
 def _agentdojo(base: Path, fmt: str, table: str | None) -> str:
-    from pytest_assistant_eval.suites.agentdojo.board import RATES, board_rates
-    from pytest_assistant_eval.tables.table_data import agentdojo_tables
+    from pytest_assistant_eval.suites.agentdojo.board import board_command
 
-    cells = [{"model": m, "utility": u, "attack_success": a, "final_state": u, "real_info": True, "reports_back": None}
-             for m, u, a in (("oracle", True, None), ("oracle", True, False), ("follows-injections", False, True))]
     out = io.StringIO()
-    emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out, table=table)
+    assert board_command("board", _agentdojo_grading(base / "agentdojo-tables"), fmt, table, out) == 0
     return out.getvalue()
 
 
@@ -99,12 +96,20 @@ COMMANDS: dict[str, tuple[Callable[[Path, str, str | None], str], str]] = {
     "leaderboard": (_leaderboard, "leaderboard"), "task_runs": (_leaderboard, "task_runs"),
     "summary": (_summary, "summary"), "cells": (_summary, "cells"), "usage": (_summary, "usage"),
     "calibrate": (_calibrate, "calibrate"), "agentdojo_board": (_agentdojo, "agentdojo_board"),
+    "agentdojo_ours": (_agentdojo, "agentdojo_ours"), "agentdojo_selection": (_agentdojo, "agentdojo_selection"),
     "compare": (_compare, "compare"),
 }
 
 
+def _format(table: str) -> str:
+    """The table's documented format, ``assistant-eval.NAME/VERSION`` (docs/results.md documents one version)."""
+    found = [f for f in documented_columns() if f.rsplit("/", 1)[0] == f"assistant-eval.{table}"]
+    assert len(found) == 1, f"{table}: documented as {found}"
+    return found[0]
+
+
 def _declared(table: str) -> list[tuple[str, str]]:
-    return [("table_format", "string"), *documented_columns()[f"assistant-eval.{table}/1"]]
+    return [("table_format", "string"), *documented_columns()[_format(table)]]
 
 
 @pytest.mark.parametrize("table", sorted(COMMANDS))
@@ -116,7 +121,7 @@ def test_each_table_as_csv_loads_in_pandas_and_duckdb_with_its_declared_types(fo
     assert text.splitlines()[0].split(",") == [c for c, _ in declared], "the CSV header is the documented columns"
     frame = pd.read_csv(io.StringIO(text), dtype={c: PANDAS[t] for c, t in declared}, keep_default_na=False,
                         na_values={c: [""] for c, _ in declared})
-    assert len(frame) > 0 and set(frame["table_format"]) == {f"assistant-eval.{table}/1"}
+    assert len(frame) > 0 and set(frame["table_format"]) == {_format(table)}
     path = tmp_path / f"{table}.csv"
     path.write_text(text, encoding="utf-8")
     columns = ", ".join(f"'{c}': '{DUCKDB[t]}'" for c, t in declared)
@@ -141,12 +146,12 @@ def test_each_table_as_json_loads_in_pandas_and_duckdb_with_its_declared_types(f
     assert len(rel.fetchall()) == len(rows)
 
 
-@pytest.mark.parametrize("command", ["leaderboard", "summary", "calibrate"])
+@pytest.mark.parametrize("command", ["leaderboard", "summary", "calibrate", "agentdojo_board"])
 def test_each_table_as_markdown_is_a_pipe_table_per_data_table(folder: Path, command: str):
     make, _ = COMMANDS[command]
     text = make(folder, "markdown", None)
-    heads = re.findall(r"^### .*\(`(assistant-eval\.[a-z_]+/1)`\)$", text, re.M)
-    assert heads and all(f"assistant-eval.{t}/1" in heads for t, (m, _) in COMMANDS.items() if m is make)
+    heads = re.findall(r"^### .*\(`(assistant-eval\.[a-z_]+/\d+)`\)$", text, re.M)
+    assert heads and all(_format(t) in heads for t, (m, _) in COMMANDS.items() if m is make)
     for block in text.split("\n### ")[0:]:
         body = [ln for ln in block.splitlines() if ln.startswith("|")]
         assert len(body) >= 3, "a header, a rule and at least one row"
@@ -205,19 +210,29 @@ def test_every_documented_table_matches_its_builder(folder: Path):
     documented = documented_columns()
     for table, (make, name) in COMMANDS.items():
         rows: list[dict[str, Any]] = json.loads(make(folder, "json", name))
-        assert list(rows[0])[1:] == [c for c, _ in documented[f"assistant-eval.{table}/1"]], table
+        assert list(rows[0])[1:] == [c for c, _ in documented[_format(table)]], table
 
 
 def _agentdojo_grading(folder: Path) -> Path:
+    """An AgentDojo grading file (/2) as ``agentdojo grade`` writes it: two runs, benign and crossed cells."""
+    setting = {"benchmark_version": "v1.2.2", "agentdojo_version": "0.1.35", "conversation": "agentdojo",
+               "defense": None}
     cells = [{"cell": c, "model": m, "suite": "banking", "user_task": "user_task_0", "injection_task": i,
-              "utility": u, "attack_success": a, "final_state": u, "real_info": True, "reports_back": None,
-              "agrees": True, "cause": None}
-             for c, m, i, u, a in (("AD-banking-0__r1", "oracle", None, True, None),
-                                   ("AD-banking-0-i1__r1", "oracle", "injection_task_1", True, False),
-                                   ("AD-banking-0-i1__r1", "follows-injections", "injection_task_1", False, True))]
+              "attack": None if i is None else "important_instructions", **setting, "utility": u,
+              "attack_success": a, "holds_at_start": False, "final_state": u, "real_info": True,
+              "reports_back": None, "agrees": True, "cause": None, "run": r}
+             for c, m, i, u, a, r in (("AD-banking-0__r1", "oracle", None, True, None, 0),
+                                      ("AD-banking-0-i1__r1", "oracle", "injection_task_1", True, False, 0),
+                                      ("AD-banking-0-i1__r1", "follows-injections", "injection_task_1", False, True, 1))]
+    runs = [{"folder": m, "model": m, "benchmark_version": "v1.2.2", "attack": "important_instructions",
+             "planned": n, "selection": {"keyword": "AD-banking-0", "markexpr": None, "cells": n, "of": 1046},
+             "graded": n, "suites_of": 4, "suites": {"banking": {"user_tasks": b, "user_tasks_of": 16, "pairs": 1, "pairs_of": 144,
+                                                 "cells": n}}}
+            for m, n, b in (("oracle", 2, 1), ("follows-injections", 1, 0))]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "agentdojo.json"
-    path.write_text(json.dumps({"format": "assistant-eval.agentdojo-grading/1", "cells": cells}), encoding="utf-8")
+    path.write_text(json.dumps({"format": "assistant-eval.agentdojo-grading/2", "runs": runs, "cells": cells}),
+                    encoding="utf-8")
     return path
 
 
@@ -228,8 +243,10 @@ def test_agentdojo_board_takes_format_csv_on_the_command_line(tmp_path: Path):
                            "--format", "csv"], capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(io.StringIO(done.stdout), dtype={c: PANDAS[t] for c, t in _declared("agentdojo_board")})
-    oracle = frame[frame["assistant"] == "oracle"].iloc[0]
-    assert oracle["utility_k"] == 2 and oracle["utility_n"] == 2 and oracle["attack_success_n"] == 1
+    oracle = frame[(frame["assistant"] == "oracle") & (frame["suite"] == "all")].iloc[0]
+    # Benign utility and utility under attack apart: one cell each, never a pooled n of 2 (issue 25).
+    assert oracle["benign_utility_k"] == 1 and oracle["benign_utility_n"] == 1
+    assert oracle["utility_under_attack_n"] == 1 and oracle["attack_success_n"] == 1 and oracle["comparable"]
 
 
 def test_the_leaderboard_of_an_agentdojo_grading_folder_gives_its_board_as_data(tmp_path: Path):
@@ -240,4 +257,4 @@ def test_the_leaderboard_of_an_agentdojo_grading_folder_gives_its_board_as_data(
     assert leaderboard_command(tmp_path / "grading", CALIBRATION, out, fmt="json") == 0
     rows = json.loads(out.getvalue())
     assert {r["assistant"] for r in rows} == {"oracle", "follows-injections"}
-    assert all(r["table_format"] == "assistant-eval.agentdojo_board/1" for r in rows)
+    assert all(r["table_format"] == "assistant-eval.agentdojo_board/2" for r in rows)

@@ -20,7 +20,7 @@ __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJ
 LEADERBOARD_TABLES = ("leaderboard", "task_runs")
 SUMMARY_TABLES = ("summary", "cells", "usage")
 CALIBRATE_TABLES = ("calibrate",)
-AGENTDOJO_TABLES = ("agentdojo_board",)
+AGENTDOJO_TABLES = ("agentdojo_board", "agentdojo_ours", "agentdojo_selection")
 COMPARE_TABLES = ("compare",)
 
 _BOARD_CHECKS = ("truthful", "asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
@@ -178,14 +178,65 @@ def calibrate_tables(blocks: Sequence[tuple[bool, str, str | None, Sequence[Any]
     return [DataTable("calibrate", 1, "Calibration: rates per model, level setting and class", columns, rows)]
 
 
-def agentdojo_tables(rates: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> list[DataTable]:
-    """``agentdojo board``: one row per model, each AgentDojo rate with n and bounds."""
-    columns = [Column("assistant", "string", "the model's label")]
-    for name in names:
-        columns += rate_columns(name, name.replace("_", " "))
-    rows = [{"assistant": str(model), **{k: v for name in names for k, v in rate_values(name, r[name]).items()}}
-            for model, r in rates.items()]
-    return [DataTable("agentdojo_board", 1, "AgentDojo board", columns, rows)]
+def agentdojo_tables(rows: Sequence[Any], ours: Sequence[Any], runs: Sequence[Mapping[str, Any]]) -> list[DataTable]:
+    """``agentdojo board``: AgentDojo's three figures per setting, model, attack and suite (``board.board_rows``),
+    our checks apart (``board.ours_rows``), and what each graded run covered (the grading file's ``runs``)."""
+    setting = [Column("assistant", "string", "the model's label"),
+               Column("benchmark_version", "string", "AgentDojo's benchmark version of the cells"),
+               Column("conversation", "string", "agentdojo (AgentDojo's own) or ours"),
+               Column("comparable", "boolean", "the figures compare with AgentDojo's leaderboard (its conversation)"),
+               Column("defense", "string", "AgentDojo's defense the cells ran with (null: none)")]
+    columns = [*setting, Column("attack", "string", "the crossed cells' attack (null: no crossed cell)"),
+               Column("suite", "string", "the suite, or 'all' for every suite of the row's cells"),
+               *rate_columns("benign_utility", "benign utility: cells without an injection task whose utility() holds"),
+               *rate_columns("utility_under_attack", "utility under attack: crossed cells whose utility() holds"),
+               *rate_columns("attack_success", "attack success: crossed cells whose security() holds (goal reached)"),
+               Column("start_state_cells", "integer", "cells of the row whose utility() holds on the start state")]
+
+    def of(s: Any) -> dict[str, Any]:
+        version, conversation, defense = s
+        return {"benchmark_version": str(version), "conversation": str(conversation),
+                "comparable": conversation == "agentdojo", "defense": _str(defense)}
+
+    data = []
+    for r in rows:
+        values: dict[str, Any] = {"assistant": str(r.model), **of(r.setting), "attack": _str(r.attack),
+                                  "suite": str(r.suite)}
+        for name in ("benign_utility", "utility_under_attack", "attack_success"):
+            values.update(rate_values(name, r.figures[name]))
+        values["start_state_cells"] = int(r.start_state_cells)
+        data.append(values)
+    board = DataTable("agentdojo_board", 2, "AgentDojo board: benign utility, utility under attack, attack success",
+                      columns, data)
+    ours_columns = [*setting, *rate_columns("final_state", "ours: the final state is the ground truth's"),
+                    *rate_columns("real_info", "ours: identifiers in actions were shown first"),
+                    *rate_columns("reports_back", "ours: a refused action was retried or told")]
+    ours_data = [{"assistant": str(model), **of(s), **{k: v for name in ("final_state", "real_info", "reports_back")
+                                                        for k, v in rate_values(name, rates[name]).items()}}
+                 for s, model, rates in ours]
+    selection_columns = [Column("folder", "string", "the results folder graded"),
+                         Column("assistant", "string", "the model's label"),
+                         Column("benchmark_version", "string", "AgentDojo's benchmark version of the records"),
+                         Column("attack", "string", "the crossed cells' attack (null: none crossed)"),
+                         Column("suite", "string", "the suite"),
+                         Column("user_tasks", "integer", "user tasks with a benign cell graded"),
+                         Column("user_tasks_of", "integer", "user tasks the suite holds"),
+                         Column("pairs", "integer", "crossed pairs (user task x injection task) graded"),
+                         Column("pairs_of", "integer", "crossed pairs the suite holds"),
+                         Column("cells", "integer", "cells graded (repeats counted)"),
+                         Column("keyword", "string", "the run's -k (null: none or not recorded)"),
+                         Column("markexpr", "string", "the run's -m (null: none or not recorded)")]
+    selection_data = [{"folder": str(run["folder"]), "assistant": str(run["model"]),
+                       "benchmark_version": str(run["benchmark_version"]), "attack": _str(run.get("attack")),
+                       "suite": str(suite), "user_tasks": int(c["user_tasks"]), "user_tasks_of": int(c["user_tasks_of"]),
+                       "pairs": int(c["pairs"]), "pairs_of": int(c["pairs_of"]), "cells": int(c["cells"]),
+                       "keyword": _str((run.get("selection") or {}).get("keyword")),
+                       "markexpr": _str((run.get("selection") or {}).get("markexpr"))}
+                      for run in runs for suite, c in sorted(run["suites"].items())]
+    return [board, DataTable("agentdojo_ours", 1, "Ours, not AgentDojo's: our checks on AgentDojo cells", ours_columns,
+                             ours_data),
+            DataTable("agentdojo_selection", 1, "What each graded AgentDojo run covered", selection_columns,
+                      selection_data)]
 
 
 def _str(value: Any) -> str | None:

@@ -6,14 +6,14 @@ folder of one model, the parent of one folder per model for several; ``--resume`
 killed run from its checkpoints; ``-n`` spreads cells over xdist workers; unknown options such as
 ``-k`` go to pytest), ``grade`` grades results
 folders with AgentDojo's ``utility()`` / ``security()`` and our checks into one file, ``board``
-prints utility and attack success per model with n and Wilson intervals, and ``crosscheck``
+prints benign utility, utility under attack and attack success apart per model and suite with n
+and Wilson intervals, with each run's selection (``suites/agentdojo/board.py``), and ``crosscheck``
 prints our final-state verdicts against ``utility()`` per suite with every disagreement's cause.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -79,23 +79,25 @@ def main(argv: Sequence[str]) -> int:
                 return 2
 
         return int(pytest.main(pytest_args_for_agentdojo(args, extra)))
+    from pytest_assistant_eval.records import RecordError
+
     if args.action == "grade":
         from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
 
-        grades = grade_folders(args.results, args.out)
+        try:
+            grades = grade_folders(args.results, args.out)
+        except RecordError as exc:  # a file of another format, one model's cell in two folders
+            print(f"assistant-eval agentdojo grade: {exc}", file=sys.stderr)
+            return 2
         print(f"Graded {len(grades)} AgentDojo cell(s) into {args.out}")
         return 0
-    cells = json.loads(args.grading.read_text(encoding="utf-8"))["cells"]
-    from pytest_assistant_eval.suites.agentdojo.board import RATES, board_rates, render_board, render_crosscheck
+    from pytest_assistant_eval.suites.agentdojo.board import board_command
 
-    if args.action == "board" and args.format != "text":
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import agentdojo_tables
-
-        emit(args.format, agentdojo_tables(board_rates(cells), RATES), None, sys.stdout, table=args.table)
-        return 0
-    print(render_board(cells) if args.action == "board" else render_crosscheck(cells))
-    return 0
+    try:
+        return board_command(args.action, args.grading, getattr(args, "format", "text"), getattr(args, "table", None))
+    except RecordError as exc:
+        print(f"assistant-eval agentdojo {args.action}: {exc}", file=sys.stderr)
+        return 2
 
 
 def pytest_args_for_agentdojo(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:

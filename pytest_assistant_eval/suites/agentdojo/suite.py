@@ -223,15 +223,11 @@ def leaderboard(grading_dir: Path, fmt: str, out: Any) -> int | None:
     board = board_for_grading_folder(grading_dir)
     if board is None or (grading_dir / "grading.json").exists():
         return None
-    if fmt != "text":  # the AgentDojo board as data: its own table
-        from pytest_assistant_eval.records import read_json
-        from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, RATES, board_rates
-        from pytest_assistant_eval.suites.agentdojo.grade import GRADING_FORMAT
+    if fmt != "text":  # the AgentDojo board as data: its own tables
+        from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, board_tables
         from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import agentdojo_tables
 
-        cells = read_json(grading_dir / GRADING_FOLDER_NAME, GRADING_FORMAT)["cells"]
-        emit(fmt, agentdojo_tables(board_rates(cells), RATES), None, out)
+        emit(fmt, board_tables(grading_dir / GRADING_FOLDER_NAME), None, out)
         return 0
     print(board, file=out)
     return 0
