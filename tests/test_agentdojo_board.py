@@ -197,3 +197,30 @@ def test_the_same_models_cell_in_two_folders_is_refused_not_counted_twice(tmp_pa
     with pytest.raises(RecordError, match="AD-banking-1__r1 is graded from .*first already"):
         grade_folders([tmp_path / "first", tmp_path / "again"], tmp_path / "g.json")
     assert not (tmp_path / "g.json").exists()
+
+
+def test_a_cell_not_applicable_is_in_no_figure_and_the_selection_says_so(tmp_path: Path):
+    """The shared session can write an AgentDojo ``"status": "na"`` record (an Ollama variant that
+    does not fit, the per-minute input quota refused twice): grading skips it, the line counts it."""
+    pytest.importorskip("agentdojo")
+    import subprocess
+    import sys
+
+    out = tmp_path / "oracle"
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "agentdojo", "run", "--model",
+                           "scripted:oracle", "--out", str(out), "--cells", "AD-banking-0__r1", "AD-banking-1__r1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    path = out / "cells" / "AD-banking-1__r1.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({k: record[k] for k in ("format", "cell", "benchmark_version", "suite", "user_task",
+                                                        "injection_task", "attack", "repeat", "model")}
+                               | {"status": "na", "na_reason": "provider quota per request"}), encoding="utf-8")
+    from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+
+    grades = grade_folders([out], tmp_path / "g.json")
+    assert [g.cell for g in grades] == ["AD-banking-0__r1"]
+    runs = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))["runs"]
+    assert runs[0]["not_applicable"] == ["AD-banking-1__r1"]
+    (line,) = selection_lines(runs)
+    assert "1 cell(s) not applicable, in no figure" in line and "without a record" not in line

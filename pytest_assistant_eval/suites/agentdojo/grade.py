@@ -224,8 +224,11 @@ def grade_folders(results: list[Path], out: Path) -> list[AgentDojoGrade]:
     runs: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], Path] = {}
     for folder in results:
-        mine = [grade_record(read_json(path, "assistant-eval.agentdojo-cell/1"), len(runs))
-                for path in sorted((folder / "cells").glob("*.json"))]
+        records = [read_json(path, "assistant-eval.agentdojo-cell/1") for path in sorted((folder / "cells").glob("*.json"))]
+        # A cell not applicable (an Ollama variant that does not fit, the per-minute input quota
+        # refused twice) has no conversation: it is in no figure, and the selection says so.
+        not_applicable = sorted(r["cell"] for r in records if r.get("status") == "na")
+        mine = [grade_record(r, len(runs)) for r in records if r.get("status") != "na"]
         for g in mine:  # the same model's same cell twice would count twice in every figure
             first = seen.setdefault((g.model, g.cell), folder)
             if first != folder:
@@ -238,6 +241,7 @@ def grade_folders(results: list[Path], out: Path) -> list[AgentDojoGrade]:
         from pytest_assistant_eval.suites.agentdojo.cells import BENCHMARK_VERSION
 
         runs.append(run_selection(folder, [g.to_dict() for g in mine], versions[0] if versions else BENCHMARK_VERSION))
+        runs[-1]["not_applicable"] = not_applicable
         grades += mine
     write_json_atomic(out, {"format": GRADING_FORMAT, "runs": runs, "cells": [g.to_dict() for g in grades]})
     return grades

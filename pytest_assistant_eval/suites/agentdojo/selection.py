@@ -90,8 +90,11 @@ def selection_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
             how = " ".join(f"{flag} {chosen[key]!r}" for flag, key in (("-k", "keyword"), ("-m", "markexpr"))
                            if chosen.get(key))
             tail.append(f"chosen with {how}: {chosen.get('cells')} of {chosen.get('of')} cells")
-        if run.get("planned") is not None and run["planned"] > run["graded"]:
-            tail.append(f"{run['planned'] - run['graded']} planned cell(s) without a record")
+        na = len(run.get("not_applicable") or ())
+        if na:
+            tail.append(f"{na} cell(s) not applicable, in no figure")
+        if run.get("planned") is not None and run["planned"] > run["graded"] + na:
+            tail.append(f"{run['planned'] - run['graded'] - na} planned cell(s) without a record")
         who = run["model"] if run["model"] == run["folder"] else f"{run['model']} (folder {run['folder']})"
         lines.append(f"{who}: {'; '.join(parts) or 'no cells'}; {', '.join(tail)} "
                      f"({_whole(run)})")
