@@ -82,6 +82,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentdojo-attack", default=None, help="with --agentdojo: the attack of crossed cells (default: direct)")
     group.addoption("--agentdojo-cell", action="append", default=[], metavar="CELL",
                     help="with --agentdojo: exactly these cells (AD-banking-0__r1, AD-slack-1-i2__r1; repeatable)")
+    group.addoption("--agentdojo-benchmark-version", default=None,
+                    help="with --agentdojo: AgentDojo's benchmark version (default: the installed agentdojo's default)")
+    group.addoption("--agentdojo-defense", default=None,
+                    help="with --agentdojo: one of AgentDojo's defenses (tool_filter, spotlighting_with_delimiting, "
+                         "repeat_user_prompt, transformers_pi_detector)")
+    group.addoption("--agentdojo-conversation", default="agentdojo", choices=("agentdojo", "ours"),
+                    help="with --agentdojo: AgentDojo's conversation (default) or ours, which is not comparable "
+                         "with AgentDojo's leaderboard")
 
 
 def _agentdojo_session(config: pytest.Config) -> Any:
@@ -102,6 +110,8 @@ def _agentdojo_session(config: pytest.Config) -> Any:
     options = AgentDojoOptions(out=get("out") or Path.cwd() / "_eval_reports" / "agentdojo", models=tuple(models),
                                suites=names, crossed=get("agentdojo_crossed"), cells=tuple(get("agentdojo_cell")),
                                attack=get("agentdojo_attack") or DEFAULT_ATTACK, repeats=get("repeats") or 1,
+                               benchmark_version=get("agentdojo_benchmark_version"), defense=get("agentdojo_defense"),
+                               conversation=get("agentdojo_conversation"),
                                resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                                max_requests_per_day=get("max_requests_per_day"),
                                accept_data_notice=get("accept_data_notice"))

@@ -26,6 +26,7 @@ from pytest_assistant_eval.suites.agentdojo.cells import (
     parse_cell_id,
     suites,
 )
+from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
 from pytest_assistant_eval.planning import CellResult, ModelSpec, UsageError, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
 
@@ -45,12 +46,20 @@ class AgentDojoOptions:
     crossed: bool = False
     cells: tuple[str, ...] = ()  # exactly these cell ids (then suites and crossed are not used)
     attack: str = DEFAULT_ATTACK
+    benchmark_version: str | None = None  # None: the installed agentdojo's default
+    defense: str | None = None
+    conversation: str = "agentdojo"  # "ours": our own loop, not comparable with AgentDojo's leaderboard
     repeats: int = 1
     resume: bool = False
     stream: bool = True
     pace: float = 0.0
     max_requests_per_day: int | None = None
     accept_data_notice: bool = False
+
+    def settings(self) -> AgentDojoSettings:
+        """The run's ``AgentDojoSettings`` (checked by ``plan_agentdojo_cells``)."""
+        version = {"benchmark_version": self.benchmark_version} if self.benchmark_version else {}
+        return AgentDojoSettings(attack=self.attack, defense=self.defense, conversation=self.conversation, **version)
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,12 @@ def plan_agentdojo_cells(options: AgentDojoOptions) -> list[AgentDojoCellSpec]:
         check_attack(options.attack)
     except ValueError as exc:
         raise UsageError(f"--agentdojo-attack: {exc}") from None
-    known = suites()
+    settings = options.settings()
+    try:
+        settings.check()
+    except ValueError as exc:
+        raise UsageError(f"--agentdojo: {exc}") from None
+    known = suites(settings.benchmark_version)
     unknown = [s for s in options.suites if s not in known]
     if unknown:
         raise UsageError(f"--agentdojo: unknown suite(s) {', '.join(unknown)}; AgentDojo has {', '.join(sorted(known))}")
@@ -97,7 +111,8 @@ def plan_agentdojo_cells(options: AgentDojoOptions) -> list[AgentDojoCellSpec]:
                 raise UsageError(f"{text}: AgentDojo has no such suite, user task or injection task")
             cells.append(cell)
     else:
-        cells = all_cells(crossed=options.crossed, repeats=options.repeats, suite_names=options.suites)
+        cells = all_cells(crossed=options.crossed, repeats=options.repeats, suite_names=options.suites,
+                          version=settings.benchmark_version)
     specs = [AgentDojoCellSpec(m.label, c) for m in options.models for c in dict.fromkeys(cells)]
     return sorted(specs, key=lambda s: (s.model, s.cell_id))
 
@@ -126,7 +141,7 @@ class AgentDojoSession:
         self.requests_sent = 0
         self.quota_used: set[str] = set()  # routes whose daily budget or quota ran out in this process
         self.routes_stopped: dict[str, str] = {}  # routes a temporary or fatal error stopped, and why
-        self.runs = {label: AgentDojoRun(out=results_dir(options, spec), model=spec, attack=options.attack,  # type: ignore[arg-type]
+        self.runs = {label: AgentDojoRun(out=results_dir(options, spec), model=spec, settings=options.settings(),  # type: ignore[arg-type]
                                          resume=options.resume, pace=options.pace, stream=options.stream,
                                          max_requests_per_day=options.max_requests_per_day,
                                          ledger=self.ledger_path())
