@@ -98,6 +98,9 @@ class AgentDojoSettings:
             raise ValueError(f"unknown conversation {self.conversation!r}; choose one of: {', '.join(CONVERSATIONS)}")
         if self.defense is not None:
             check_defense(self.defense)
+            if not self.comparable:
+                raise ValueError(f"defense {self.defense!r} is part of AgentDojo's pipeline: run it in AgentDojo's "
+                                 "conversation (the default), not in ours")
 
     def to_dict(self) -> dict[str, Any]:
         """What ``run.json`` and every record carry (docs/agentdojo.md)."""
