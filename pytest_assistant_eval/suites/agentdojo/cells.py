@@ -50,7 +50,7 @@ def parse_cell_id(cell_id: str) -> AgentDojoCell:
 
 def suites(version: str | None = None) -> dict[str, Any]:
     """AgentDojo's suites of a benchmark version (None: the installed agentdojo's default, settings.py)."""
-    from pytest_assistant_eval.suites.agentdojo.settings import default_benchmark_version
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
 
     return _suites(version or default_benchmark_version())
 
@@ -118,7 +118,7 @@ class _StandInPipeline:
 
 
 def _attack(suite_name: str, attack: str, model: str | None, version: str | None = None) -> Any:
-    from pytest_assistant_eval.suites.agentdojo.settings import default_benchmark_version
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
 
     return _made_attack(suite_name, attack, model, version or default_benchmark_version())
 
