@@ -11,6 +11,7 @@ restores nothing. The file format is ``conversation/checkpoint.py``'s (docs/chec
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -92,8 +93,12 @@ def save(journal: CheckpointJournal, cp: dict[str, Any], state: LoopState, reque
 
 def restore(path: Path, spec: ModelSpec, world_fingerprint: str, setting_key: dict[str, Any],
             conversation: Conversation, world: Any, *, pace: float, stream: bool,
-            commit: str | None) -> tuple[dict[str, Any] | None, str | None]:
-    """The kept checkpoint, restored into ``conversation`` and ``world``; or None and why not."""
+            commit: str | None, start: Callable[[Conversation, bool], None] | None = None,
+            ) -> tuple[dict[str, Any] | None, str | None]:
+    """The kept checkpoint, restored into ``conversation`` and ``world``; or None and why not.
+
+    ``start``: the prepared cell's ``start`` hook; the pending request is compared as a copy of the
+    conversation gives it after that hook has seen the saved state (a tool filter's choice)."""
     data, why = read_checkpoint(path)
     if data is None:
         return None, why
@@ -113,7 +118,12 @@ def restore(path: Path, spec: ModelSpec, world_fingerprint: str, setting_key: di
         return None, RESTART_REASONS["format"]
     # Nothing is restored before the checkpoint is known to give the request that was sent:
     # a cell started again starts from the fresh conversation and world, never a mix.
-    if request_body_sha256(conversation.request_for(state)) != data["pending"]["request_sha256"]:
+    probe = conversation
+    if start is not None:
+        probe = copy.copy(conversation)  # the hook may narrow the level: only the copy's, until restored
+        probe.state = state
+        start(probe, True)
+    if request_body_sha256(probe.request_for(state)) != data["pending"]["request_sha256"]:
         return None, RESTART_REASONS["request"]
     world.restore(data["world_state"])
     world.log.extend(log)

@@ -81,7 +81,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", default=None, metavar="NAME[:PARTS]",
                    help="the suite whose cells run: calibration (default) or agentdojo, agentdojo:banking,slack for "
                         "some of its suites (its own options: --agentdojo-crossed, --agentdojo-attack, "
-                        "--agentdojo-cell; docs/suites.md)")
+                        "--agentdojo-cell, --agentdojo-benchmark-version, --agentdojo-defense, "
+                        "--agentdojo-conversation; docs/suites.md)")
     p.add_argument("--world", default=None,
                    help="the built grounding world (DIR/'Grounding world ä'); the calibration suite needs it")
     p.add_argument("--out", default="_eval_reports/results",
@@ -220,10 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--owner", choices=("scripted", "none"), default="scripted",
                    help="who reviews the queue: the scripted owner answering from the key (default), or none "
                         "(the queue waits for you; nothing is recorded)")
-    p = sub.add_parser("agentdojo", help="AgentDojo's suites: run (an alias of run --suite agentdojo), grade, board, "
+    p = sub.add_parser("agentdojo", help="AgentDojo's suites: run (an alias of run --suite agentdojo), export, grade, board, "
                        "crosscheck (needs the [agentdojo] extra; docs/agentdojo.md)", add_help=False)
     p.add_argument("agentdojo_args", nargs=argparse.REMAINDER,
-                   help="run | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
+                   help="run | export | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
 
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's

@@ -85,6 +85,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agentdojo-attack", default=None, help="with --agentdojo: the attack of crossed cells (default: direct)")
     group.addoption("--agentdojo-cell", action="append", default=[], metavar="CELL",
                     help="with --agentdojo: exactly these cells (AD-banking-0__r1, AD-slack-1-i2__r1; repeatable)")
+    group.addoption("--agentdojo-benchmark-version", default=None,
+                    help="with --agentdojo: AgentDojo's benchmark version (default: the installed agentdojo's default)")
+    group.addoption("--agentdojo-defense", default=None,
+                    help="with --agentdojo: one of AgentDojo's defenses (tool_filter, spotlighting_with_delimiting, "
+                         "repeat_user_prompt, transformers_pi_detector)")
+    group.addoption("--agentdojo-conversation", default="agentdojo", choices=("agentdojo", "ours"),
+                    help="with --agentdojo: AgentDojo's conversation (default) or ours, which is not comparable "
+                         "with AgentDojo's leaderboard")
 
 
 def _suite_choice(config: pytest.Config) -> tuple[str, tuple[str, ...]]:

@@ -67,7 +67,7 @@ def prepare(options: RunOptions, suite: Any, models: dict[str, ModelSpec], commi
                 raise UsageError(f"{folder.name}: the results folder already holds records; "
                                  "run again with --resume to continue it, or choose another --out")
             data = {"format": suite.run_format, "harness_version": HARNESS_VERSION,
-                    "identity": identity, **suite.run_fields(), "runs": [entry]}
+                    "identity": identity, **suite.run_fields(spec), "runs": [entry]}
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, redact_data(data))
 

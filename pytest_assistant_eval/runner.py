@@ -214,12 +214,15 @@ class RunSession:
                 if side.check is not None:
                     conversation.user_check = side.check
                 cp = cell_checkpoints.fresh(cell.cell_id, spec, fingerprint, prepared.setting_key, self.commit)
+                is_restored = False
                 if self.options.resume and cp_path.exists():
                     restored, why = cell_checkpoints.restore(
                         cp_path, spec, fingerprint, prepared.setting_key, conversation, world,
-                        pace=self.options.pace, stream=self.options.stream, commit=self.commit)
+                        pace=self.options.pace, stream=self.options.stream, commit=self.commit,
+                        start=prepared.start)
                     if restored is not None:
                         cp = restored
+                        is_restored = True
                     else:
                         notes.append(f"{cell.cell_id}: started again: {why}")
                         # The requests it already sent stay counted (S4.8: once each). The old file
@@ -235,6 +238,7 @@ class RunSession:
 
                 conversation.before_request = before_request
                 try:
+                    prepared.start(conversation, is_restored)  # a suite's own first step (a tool filter)
                     final = conversation.run()
                 except ProviderError as exc:
                     stopped = self._stopped(cell, spec, cp_path, cp, conversation, exc)

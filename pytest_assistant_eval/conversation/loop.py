@@ -25,7 +25,7 @@ from pytest_assistant_eval.conversation.messages import (
 from pytest_assistant_eval.conversation.user import SimulatedUser, UserReply
 from pytest_assistant_eval.providers.base import Provider
 from pytest_assistant_eval.providers.errors import GradedError, ToolCallUnreadable
-from pytest_assistant_eval.world.backend import WorldBackend
+from pytest_assistant_eval.world.backend import ToolResult, WorldBackend
 
 NUDGE_TEXT = "(The user is waiting.) Please go on, or tell me plainly that you are done."
 UNREADABLE_LIMIT = 3
@@ -46,6 +46,14 @@ class LevelSetting:
     compact_at: float
     keep_last_rounds: int
     escalation_sentence: str
+    # A foreign suite's conversation as its own benchmark holds it (issue 25); the defaults are ours.
+    #: How a tool result is shown, given the tool's name (None: ``ToolResult.to_text()``, our JSON).
+    format_result: Callable[[str, ToolResult], str] | None = None
+    #: After ``max_rounds`` rounds of tool results the model answers once more, and tool calls in
+    #: that answer are not run (AgentDojo's ToolsExecutionLoop); False: the last round's tools run.
+    answer_after_last_round: bool = False
+    #: A user message sent again after every round of tool results (AgentDojo's repeat_user_prompt).
+    repeat_after_tools: str | None = None
 
 
 @dataclass(frozen=True)
@@ -189,9 +197,13 @@ class Conversation:
         self.pending_request_sha256: str | None = None
         self.first_request_at: float | None = None
         self.last_response_at: float | None = None
-        self._tool_names = {t.name for t in level.tools}
         # The independent code check of the user's consequential answers (S5.2).
         self.user_check: Callable[[UserReply, list[Message]], str | None] | None = None
+
+    @property
+    def _tool_names(self) -> set[str]:
+        # From the level each time: a suite may narrow the tools offered during a cell (a tool filter).
+        return {t.name for t in self.level.tools}
 
     @staticmethod
     def start(level: LevelSetting, user_turns: list[str]) -> LoopState:
@@ -294,8 +306,13 @@ class Conversation:
             self._stop(response.stop_reason)
             return
         if message.tool_calls:
+            if self.level.answer_after_last_round and state.round > self.level.max_rounds:
+                state.cap_hits.append({"cap": "rounds", "turn": state.turn, "limit": self.level.max_rounds})
+                self._finish_turn(message.content, "cap_rounds")
+                self._stop("cap_rounds")
+                return
             self._run_tools(message)
-            if state.stop is None and state.round >= self.level.max_rounds:
+            if state.stop is None and state.round >= self.level.max_rounds and not self.level.answer_after_last_round:
                 state.cap_hits.append({"cap": "rounds", "turn": state.turn, "limit": self.level.max_rounds})
                 self._finish_turn("", "cap_rounds")
                 self._stop("cap_rounds")
@@ -320,22 +337,32 @@ class Conversation:
             seq = None
             if call.parse_error:
                 status = "error"
-                text = json.dumps({"ok": False, "error": f"could not read the tool call's arguments: {call.parse_error}"})
+                text = self._loop_error(call.name, f"could not read the tool call's arguments: {call.parse_error}")
             elif call.name not in self._tool_names:
                 status = "error"
-                text = json.dumps({"ok": False, "error": f"unknown tool {call.name!r}"})
+                text = self._loop_error(call.name, f"unknown tool {call.name!r}")
             else:
                 result = self.world.call(call.name, call.arguments, turn=state.turn, round=state.round)
                 status = result.status
-                text = result.to_text()
+                fmt = self.level.format_result
+                text = result.to_text() if fmt is None else fmt(call.name, result)
                 seq = self.world.log[-1].seq if self.world.log else None
             shown, truncated = cap_result(text, self.level.result_cap_chars)
             state.messages.append(Message(role="tool", content=shown, tool_call_id=call.id, name=call.name))
             state.transcript.append({"type": "tool", "turn": state.turn, "round": state.round, "call_id": call.id,
                                      "name": call.name, "arguments": call.arguments, "status": status,
                                      "text": shown, "truncated": truncated, "log_seq": seq})
+        if self.level.repeat_after_tools is not None:
+            state.messages.append(Message(role="user", content=self.level.repeat_after_tools))
+            state.transcript.append({"type": "repeated_prompt", "turn": state.turn, "round": state.round,
+                                     "text": self.level.repeat_after_tools})
         if state.unreadable_in_row >= UNREADABLE_LIMIT:
             raise UnreadableToolCalls(f"{UNREADABLE_LIMIT} answers in a row had tool calls that could not be read")
+
+    def _loop_error(self, name: str, error: str) -> str:
+        """A call the loop answers itself (unreadable arguments, a tool not offered), in the level's form."""
+        fmt = self.level.format_result
+        return json.dumps({"ok": False, "error": error}) if fmt is None else fmt(name, ToolResult("error", error=error))
 
     def _end_of_turn(self, text: str) -> None:
         state = self.state

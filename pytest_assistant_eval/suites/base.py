@@ -77,6 +77,14 @@ class PreparedCell(Protocol):
     def begin(self, assistant: Any) -> None:
         """Tell a reference assistant what the cell is (a remote model is told nothing)."""
 
+    def start(self, conversation: Conversation, restored: bool) -> None:
+        """Called once the conversation is made (and, on --resume, restored), before its first request.
+
+        A suite may shape it from its state: AgentDojo's tool filter asks its one request on a fresh
+        conversation and offers only the tools its answer chose. With ``restored`` nothing may be
+        sent: only what the restored state already holds is applied (the session also calls it on
+        a copy before comparing a checkpoint's pending request). The calibration world: nothing."""
+
     def user(self, start_state: Any, model_user: Callable[[], Any] | None) -> UserSide:
         """The cell's user; ``model_user()`` gives the --user-model's provider where one is set."""
 
@@ -101,8 +109,8 @@ class Suite(Protocol):
     def identity(self, spec: ModelSpec) -> dict[str, Any]:
         """What a results folder is of: a folder of another identity is refused."""
 
-    def run_fields(self) -> dict[str, Any]:
-        """Top-level fields of a new run.json beside format, identity and runs."""
+    def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
+        """Top-level fields of a new run.json of ``spec``'s folder beside format, identity and runs."""
 
     def matrix(self, cells: list[Any]) -> dict[str, Any]:
         """The plan of one run entry (cells as ids, and what they span)."""

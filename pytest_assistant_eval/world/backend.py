@@ -47,6 +47,9 @@ class ToolResult:
     status: CallStatus
     data: Any = None
     error: str | None = None
+    #: The backend's own return value, for a suite that shows results as its benchmark does
+    #: (AgentDojo: ``(value, error)`` of its runtime); never serialised, never compared.
+    raw: Any = field(default=None, repr=False, compare=False)
 
     def to_text(self) -> str:
         """The JSON text the assistant sees (before the level's result cap)."""

@@ -115,6 +115,9 @@ class AgentDojoWorld:
     suite: Any
     environment: Any
     _log: list[LogEntry] = field(default_factory=list)
+    #: AgentDojo's ToolsExecutor turns string arguments that read as Python lists into lists before
+    #: a call (``"['a', 'b']"``); its conversation does, ours does not (issue 25).
+    list_strings_as_lists: bool = False
 
     def __post_init__(self) -> None:
         from agentdojo.functions_runtime import FunctionsRuntime
@@ -130,24 +133,29 @@ class AgentDojoWorld:
         return list(self._specs)
 
     def call(self, name: str, arguments: dict[str, Any], *, turn: int, round: int) -> ToolResult:
+        """``raw`` of the result is AgentDojo's ``(return value, error text)`` for the same call."""
         args = copy.deepcopy(arguments)
+        if self.list_strings_as_lists:
+            _lists_from_strings(args)
         if name not in self.runtime.functions:
-            result = ToolResult("error", error=f"{name}: no such tool")
+            result = ToolResult("error", error=f"{name}: no such tool",
+                                raw=("", f"ToolNotFoundError: The requested function `{name}` is not available."))
         else:
             function = self.runtime.functions[name]
             try:
                 function.parameters.model_validate(args)
                 valid = True
             except Exception as exc:  # pydantic's ValidationError: the arguments, not the world
-                result = ToolResult("error", error=f"{name}: {_first_line(exc)}")
+                result = ToolResult("error", error=f"{name}: {_first_line(exc)}", raw=("", f"{type(exc).__name__}: {exc}"))
                 valid = False
             if valid:
                 value, error = self.runtime.run_function(self.environment, name, args)
                 if error is None:
-                    result = ToolResult("ok", data=_to_json(value))
+                    result = ToolResult("ok", data=_to_json(value), raw=(value, None))
                 else:
                     # The tool raised: an unknown id, a balance too low, a file that is not there.
-                    result = ToolResult("refused", data={"refused_by": "world"}, error=f"{name}: {error}")
+                    result = ToolResult("refused", data={"refused_by": "world"}, error=f"{name}: {error}",
+                                        raw=(value, error))
         self._log.append(LogEntry(seq=len(self._log) + 1, turn=turn, round=round, tool=name, arguments=args,
                                   status=result.status, response=result.data if result.status == "ok" else None,
                                   error=result.error))
@@ -200,6 +208,17 @@ def _assign(obj: Any, data: dict[str, Any]) -> None:
             _assign(current, data[name])
         else:
             object.__setattr__(obj, name, TypeAdapter(info.annotation).validate_python(data[name]))
+
+
+def _lists_from_strings(args: dict[str, Any]) -> None:
+    """AgentDojo's ToolsExecutor: a string argument that reads as a Python list becomes that list."""
+    from ast import literal_eval
+
+    from agentdojo.agent_pipeline.tool_execution import is_string_list
+
+    for key, value in args.items():
+        if isinstance(value, str) and is_string_list(value):
+            args[key] = literal_eval(value)
 
 
 def _first_line(exc: Exception) -> str:

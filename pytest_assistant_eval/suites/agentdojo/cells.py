@@ -17,11 +17,10 @@ from functools import lru_cache
 from typing import Any
 from unittest.mock import patch
 
-__all__ = ["AgentDojoCell", "BENCHMARK_VERSION", "DEFAULT_ATTACK", "all_cells", "parse_cell_id", "suites",
+__all__ = ["AgentDojoCell", "DEFAULT_ATTACK", "all_cells", "parse_cell_id", "suites",
            "start_environment", "injections_for", "attack_names", "check_attack", "attack_model_name",
            "UNUSABLE_ATTACKS", "AgentDojoOptions", "AgentDojoCellSpec", "LEVEL"]
 
-BENCHMARK_VERSION = "v1.2.1"
 #: AgentDojo's "direct" (``TODO: {goal}``); any registered attack is chosen by name (``attack_names``).
 DEFAULT_ATTACK = "direct"
 _ID = re.compile(r"^AD-(?P<suite>[a-z]+)-(?P<user>\d+)(?:-i(?P<inj>\d+))?__r(?P<repeat>\d+)$")
@@ -49,21 +48,29 @@ def parse_cell_id(cell_id: str) -> AgentDojoCell:
     return AgentDojoCell(m["suite"], f"user_task_{m['user']}", inj, int(m["repeat"]))
 
 
-@lru_cache(maxsize=1)
-def suites() -> dict[str, Any]:
+def suites(version: str | None = None) -> dict[str, Any]:
+    """AgentDojo's suites of a benchmark version (None: the installed agentdojo's default, settings.py)."""
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
+
+    return _suites(version or default_benchmark_version())
+
+
+@lru_cache(maxsize=None)
+def _suites(version: str) -> dict[str, Any]:
     from agentdojo.task_suite.load_suites import get_suites
 
-    return dict(get_suites(BENCHMARK_VERSION))
+    return dict(get_suites(version))
 
 
 def _number(task_id: str) -> int:
     return int(task_id.rsplit("_", 1)[1])
 
 
-def all_cells(*, crossed: bool = False, repeats: int = 1, suite_names: tuple[str, ...] = ()) -> list[AgentDojoCell]:
-    """Every user task of every suite (97 in v1.2.1); ``crossed`` adds each × each injection task."""
+def all_cells(*, crossed: bool = False, repeats: int = 1, suite_names: tuple[str, ...] = (),
+              version: str | None = None) -> list[AgentDojoCell]:
+    """Every user task of every suite (97 in v1.2.1 and v1.2.2); ``crossed`` adds each × each injection task."""
     out: list[AgentDojoCell] = []
-    for name, suite in sorted(suites().items()):
+    for name, suite in sorted(suites(version).items()):
         if suite_names and name not in suite_names:
             continue
         for uid in sorted(suite.user_tasks, key=_number):
@@ -110,18 +117,24 @@ class _StandInPipeline:
         self.name = name
 
 
+def _attack(suite_name: str, attack: str, model: str | None, version: str | None = None) -> Any:
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
+
+    return _made_attack(suite_name, attack, model, version or default_benchmark_version())
+
+
 @lru_cache(maxsize=None)
-def _attack(suite_name: str, attack: str, model: str | None) -> Any:
+def _made_attack(suite_name: str, attack: str, model: str | None, version: str) -> Any:
     from agentdojo.attacks.attack_registry import load_attack
     from agentdojo.models import MODEL_NAMES
 
     pipeline = _StandInPipeline(model)
     if model is None or any(full_name in model for full_name in MODEL_NAMES):
-        return load_attack(attack, suites()[suite_name], pipeline)  # type: ignore[arg-type]
+        return load_attack(attack, suites(version)[suite_name], pipeline)  # type: ignore[arg-type]
     # A model AgentDojo's mapping does not know is addressed by its id (AgentDojo would refuse
     # it): the id names itself while the attack is made, and the mapping is left as it was.
     with patch.dict(MODEL_NAMES, {model: model}):
-        return load_attack(attack, suites()[suite_name], pipeline)  # type: ignore[arg-type]
+        return load_attack(attack, suites(version)[suite_name], pipeline)  # type: ignore[arg-type]
 
 
 def attack_model_name(model: str) -> str:
@@ -129,27 +142,31 @@ def attack_model_name(model: str) -> str:
     return _attack(next(iter(sorted(suites()))), "important_instructions", model).model_name
 
 
-def injections_for(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None) -> dict[str, str]:
+def injections_for(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None,
+                   version: str | None = None) -> dict[str, str]:
     """The injection texts of a crossed cell (AgentDojo's attack, aimed at ``model``), none for a benign one."""
     if cell.injection_task is None:
         return {}
-    suite = suites()[cell.suite]
-    return dict(_attack(cell.suite, attack, model).attack(suite.user_tasks[cell.user_task],
-                                                          suite.injection_tasks[cell.injection_task]))
+    suite = suites(version)[cell.suite]
+    return dict(_attack(cell.suite, attack, model, version).attack(suite.user_tasks[cell.user_task],
+                                                                   suite.injection_tasks[cell.injection_task]))
 
 
 @lru_cache(maxsize=64)
-def _injected_environment(suite_name: str, injections: tuple[tuple[str, str], ...]) -> Any:
+def _injected_environment(suite_name: str, injections: tuple[tuple[str, str], ...], version: str | None) -> Any:
     # Reading and validating a suite's YAML takes a third of a second: done once per text set.
-    return suites()[suite_name].load_and_inject_default_environment(dict(injections))
+    return suites(version)[suite_name].load_and_inject_default_environment(dict(injections))
 
 
-def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None) -> Any:
+def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None,
+                      version: str | None = None) -> Any:
     """The environment the cell starts from: the suite's, injected, then the user task's own set-up
     (a fresh deep copy every time: a cell never shares objects with another). ``model`` is the
-    run's model id, which the ``important_instructions*`` attacks address."""
-    suite = suites()[cell.suite]
-    env = _injected_environment(cell.suite, tuple(sorted(injections_for(cell, attack, model).items())))
+    run's model id, which the ``important_instructions*`` attacks address; ``version`` the
+    benchmark version (None: agentdojo's default)."""
+    suite = suites(version)[cell.suite]
+    texts = injections_for(cell, attack, model, version)
+    env = _injected_environment(cell.suite, tuple(sorted(texts.items())), version)
     return suite.user_tasks[cell.user_task].init_environment(env.model_copy(deep=True))
 
 
@@ -159,12 +176,16 @@ LEVEL = "agentdojo"
 
 @dataclass(frozen=True)
 class AgentDojoOptions:
-    """What only this suite reads (``RunOptions.suite_options``): its parts, crossed cells, exact cells, attack."""
+    """What only this suite reads (``RunOptions.suite_options``): its parts, crossed cells, exact
+    cells, and the run's set-up (``settings.AgentDojoSettings``, made and checked by ``suite.py``)."""
 
     suites: tuple[str, ...] = ()  # empty: all four
     crossed: bool = False
     cells: tuple[str, ...] = ()  # exactly these cell ids (then suites and crossed are not used)
     attack: str = DEFAULT_ATTACK
+    benchmark_version: str | None = None  # None: the installed agentdojo's default
+    defense: str | None = None  # one of AgentDojo's defenses
+    conversation: str = "agentdojo"  # "ours": our own loop, not comparable with AgentDojo's leaderboard
 
 
 @dataclass(frozen=True)

@@ -37,14 +37,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def planned_calls(model: str, cell: Any, attack: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str]:
-    """The calls a reference assistant makes in a cell, and its final answer."""
+def planned_calls(model: str, cell: Any, attack: str | None = None,
+                  version: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The calls a reference assistant makes in a cell (benchmark ``version``, None: the default), and its answer."""
     from pytest_assistant_eval.suites.agentdojo.cells import DEFAULT_ATTACK, start_environment, suites
     from pytest_assistant_eval.suites.agentdojo.backend import flags_for
 
-    suite = suites()[cell.suite]
+    suite = suites(version)[cell.suite]
     task = suite.user_tasks[cell.user_task]
-    env = start_environment(cell, attack or DEFAULT_ATTACK, model)
+    env = start_environment(cell, attack or DEFAULT_ATTACK, model, version)
     calls = [(c.function, _plain(dict(c.args))) for c in task.ground_truth(env.model_copy(deep=True))]
     answer = task.GROUND_TRUTH_OUTPUT or "Done: I did what you asked."
     if model in ("answers-nothing", "escalates-everything"):
@@ -71,11 +72,16 @@ class AgentDojoReference:
         if self.model not in AGENTDOJO_FAULTS:
             raise ValueError(f"unknown AgentDojo reference assistant {self.model!r}; known: {', '.join(AGENTDOJO_FAULTS)}")
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.rounds: int | None = None
         self.answer = ""
         self.escalation = ""
 
-    def begin_cell(self, cell: Any, escalation_sentence: str, attack: str | None = None) -> None:
-        self.calls, self.answer = planned_calls(self.model, cell, attack)
+    def begin_cell(self, cell: Any, escalation_sentence: str, attack: str | None = None,
+                   version: str | None = None, rounds: int | None = None) -> None:
+        """``rounds``: the rounds of tool results the conversation allows (AgentDojo's 15): the calls
+        left in the last of them are made together, so no planned call is lost to the limit."""
+        self.calls, self.answer = planned_calls(self.model, cell, attack, version)
+        self.rounds = rounds
         self.escalation = escalation_sentence
 
     def close(self) -> None:
@@ -84,11 +90,18 @@ class AgentDojoReference:
     def complete(self, request: ChatRequest) -> ChatResponse:
         done = sum(1 for m in request.messages if m.role == "assistant" and m.tool_calls)
         size = sum(len(m.content) for m in request.messages) // 4
-        if done < len(self.calls):
-            name, args = self.calls[done]
-            call = ToolCall(id=f"call_{done + 1}", name=name, arguments=dict(args))
-            return ChatResponse(Message(role="assistant", tool_calls=[call]), "tool_calls",
-                                Usage(input_tokens=size, output_tokens=len(json.dumps(args)) // 4 + 1))
+        if request.tool_choice == "none":  # AgentDojo's tool filter asks which tools it needs: the ones it calls
+            names = ", ".join(dict.fromkeys(name for name, _ in self.calls))
+            return ChatResponse(Message(role="assistant", content=names), "end_turn",
+                                Usage(input_tokens=size, output_tokens=len(names) // 4 + 1))
+        made = sum(len(m.tool_calls) for m in request.messages if m.role == "assistant")
+        if made < len(self.calls):
+            last_round = self.rounds is not None and done + 1 >= self.rounds
+            batch = self.calls[made:] if last_round else [self.calls[made]]
+            calls = [ToolCall(id=f"call_{made + 1 + i}", name=name, arguments=dict(args))
+                     for i, (name, args) in enumerate(batch)]
+            return ChatResponse(Message(role="assistant", tool_calls=calls), "tool_calls",
+                                Usage(input_tokens=size, output_tokens=len(json.dumps([a for _, a in batch])) // 4 + 1))
         text = self.escalation if self.model == "escalates-everything" else self.answer
         return ChatResponse(Message(role="assistant", content=text), "end_turn",
                             Usage(input_tokens=size, output_tokens=len(text) // 4 + 1))

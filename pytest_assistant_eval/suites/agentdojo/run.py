@@ -1,7 +1,8 @@
-"""AgentDojo's conversation setting and record, and a programmatic front for one cell (issue 16, 25).
+"""AgentDojo's record, and a programmatic front for one cell (issue 16, 25).
 
 One cell: the cell's start environment behind ``AgentDojoWorld``, the suite's tools offered
-with their JSON schemas, AgentDojo's default system message as the instructions (``level_for``),
+with their JSON schemas, the conversation of the run's ``AgentDojoSettings`` (``conversation.py``:
+AgentDojo's own by default, with its defense from ``defenses.py``; ``level_for`` lives there),
 the user task's prompt as the one user turn (AgentDojo has no simulated user), and any of our
 presets as the assistant. The cell runs in the one session every suite shares
 (``runner.RunSession`` with ``suite.py``'s ``AgentDojoSuite``): a checkpoint before every
@@ -19,30 +20,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.suites.agentdojo.cells import (
-    BENCHMARK_VERSION,
-    DEFAULT_ATTACK,
-    AgentDojoCell,
-    AgentDojoCellSpec,
-    AgentDojoOptions,
-)
-from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
-from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopState
 from pytest_assistant_eval.planning import ModelSpec
 from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
+from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell, AgentDojoCellSpec, AgentDojoOptions
+from pytest_assistant_eval.suites.agentdojo.conversation import level_for
+from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
 
-__all__ = ["AgentDojoRun", "RECORD_FORMAT", "RUN_FORMAT", "run_cell", "level_for", "cell_record"]
+__all__ = ["AgentDojoRun", "RECORD_FORMAT", "RUN_FORMAT", "run_cell", "level_for", "cell_record",
+           "settings_fields"]  # level_for: conversation.py's, kept importable here
 
 RECORD_FORMAT = "assistant-eval.agentdojo-cell/1"
 #: run.json of an AgentDojo folder: the shared layout (``identity``, ``runs``) plus benchmark,
-#: benchmark_version, attack, planned and selection (format 1 had only these; docs/agentdojo.md).
+#: the settings' fields (``settings_fields``), planned and selection (docs/agentdojo.md).
 RUN_FORMAT = "assistant-eval.agentdojo-run/2"
-ESCALATION = "This needs a person: I am handing it to a human assistant."
+
+
+def settings_fields(settings: AgentDojoSettings, model: ModelSpec) -> dict[str, Any]:
+    """What run.json and every record carry of the run's set-up: agentdojo and benchmark versions,
+    attack, defense, conversation, comparable (and not_comparable), and AgentDojo's pipeline name."""
+    return {**settings.to_dict(), "pipeline_name": settings.pipeline_name(model.model)}
 
 
 @dataclass
 class AgentDojoRun:
-    """Single AgentDojo cells from Python: where they write, which model, which attack.
+    """Single AgentDojo cells from Python: where they write, which model, how the run is set up.
 
     Each ``run_cell`` goes through one ``RunSession`` of the AgentDojo suite (made on first
     use); ``_provider`` may be set to an assistant of one's own before the first cell.
@@ -50,58 +52,48 @@ class AgentDojoRun:
 
     out: Path
     model: ModelSpec
-    attack: str = DEFAULT_ATTACK
+    settings: AgentDojoSettings = field(default_factory=AgentDojoSettings)
     resume: bool = False
     pace: float | None = None
     stream: bool = True
     max_requests_per_day: int | None = None
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits | None = None  # unused: the conversation's own (conversation.limits_for)
     ledger: Path | None = None  # unused: the session keeps the run's ledger in out/.ledger.json
     _provider: Any = None
     _session: Any = None
+
+    @property
+    def attack(self) -> str:
+        return self.settings.attack
 
     def session(self) -> Any:
         if self._session is None:
             from pytest_assistant_eval.planning import RunOptions
             from pytest_assistant_eval.runner import RunSession
 
+            s = self.settings
             options = RunOptions(world=None, out=self.out, models=(self.model,), calibration=None,
                                  resume=self.resume, stream=self.stream, pace=self.pace or 0.0,
                                  max_requests_per_day=self.max_requests_per_day, suite="agentdojo",
-                                 suite_options=AgentDojoOptions(attack=self.attack))
+                                 suite_options=AgentDojoOptions(attack=s.attack, benchmark_version=s.benchmark_version,
+                                                                defense=s.defense, conversation=s.conversation))
             self._session = RunSession(options)
         return self._session
 
 
-def level_for(suite: Any) -> LevelSetting:
-    """AgentDojo's default system message and the suite's tools, with generous caps."""
-    from agentdojo.agent_pipeline.agent_pipeline import load_system_message
-
-    world_tools = [ToolDefinition(t.name, t.description, t.parameters) for t in _specs(suite)]
-    return LevelSetting(name="agentdojo", instructions=load_system_message(None), tools=tuple(world_tools),
-                        max_tool_calls=40, max_rounds=40, max_output_tokens=4096, result_cap_chars=20000,
-                        context_window=128000, compact_at=0.9, keep_last_rounds=40, escalation_sentence=ESCALATION)
-
-
-def _specs(suite: Any) -> list[Any]:
-    from pytest_assistant_eval.suites.agentdojo.backend import agentdojo_tool_specs
-
-    return agentdojo_tool_specs(suite)
-
-
-def cell_record(cell: AgentDojoCell, model: ModelSpec, attack: str, prompt: str, final: LoopState,
-                conversation: Conversation, world: Any, start_state: Any, end_state: Any,
+def cell_record(cell: AgentDojoCell, model: ModelSpec, settings: AgentDojoSettings, system: str, prompt: str,
+                final: LoopState, conversation: Conversation, world: Any, start_state: Any, end_state: Any,
                 resumes: int = 0) -> dict[str, Any]:
-    """A finished cell's record (``assistant-eval.agentdojo-cell/1``); the session adds resume,
-    requests_by_day and attempts."""
+    """A finished cell's record (``assistant-eval.agentdojo-cell/1``); ``system``: the system
+    message sent. The session adds resume, requests_by_day and attempts."""
     answer = next((t["final"] for t in reversed(final.turns) if t.get("final")), "")
     return {
-        "format": RECORD_FORMAT, "cell": cell.cell_id, "benchmark_version": BENCHMARK_VERSION,
+        "format": RECORD_FORMAT, "cell": cell.cell_id, **settings_fields(settings, model),
         "suite": cell.suite, "user_task": cell.user_task, "injection_task": cell.injection_task,
-        "attack": attack if cell.injection_task else None, "repeat": cell.repeat,
+        "attack": settings.attack if cell.injection_task else None, "repeat": cell.repeat,
         "model": {"preset": model.preset, "model": model.model, "route": model.route,
                   "label": model.label},
-        "prompt": prompt, "answer": answer, "stop_reason": final.stop, "turns": final.turns,
+        "system": system, "prompt": prompt, "answer": answer, "stop_reason": final.stop, "turns": final.turns,
         "transcript": final.transcript, "service_log": [e.to_dict() for e in world.log],
         "tools": [{"name": t.name, **{k: getattr(t, k) for k in ("consequential", "affects_others", "spends_money")}}
                   for t in world.list_tools()],

@@ -1,11 +1,16 @@
 """AgentDojo behind the ``Suite`` protocol (docs/suites.md, docs/agentdojo.md): ``--suite agentdojo``.
 
 The suite plans AgentDojo's user tasks (optionally crossed with its injection tasks) as cells
-(``cells.py``), and for one cell gives the session the cell's start environment behind
-``AgentDojoWorld`` (``backend.py``), AgentDojo's conversation setting (``run.level_for``), the
-user task's prompt as the one turn, no simulated user, and the record (``run.cell_record``,
-format ``assistant-eval.agentdojo-cell/1``). Skips, ``--resume``, stops, ``spent.json``, usage,
-budgets and pacing are the session's, as for the calibration world.
+(``cells.py``) in the run's ``AgentDojoSettings`` (attack, benchmark version, defense,
+conversation; ``settings.py``, checked before anything is written), and for one cell gives the
+session the cell's start environment behind ``AgentDojoWorld`` (``backend.py``), the
+conversation setting AgentDojo's pipeline gives (``conversation.level_for``, or ours on
+request), the user task's prompt as the one turn, no simulated user, AgentDojo's tool filter
+when that is the defense (``start``: one extra request, ``defenses.py``), and the record
+(``run.cell_record``, format ``assistant-eval.agentdojo-cell/1``). Skips, ``--resume``, stops,
+``spent.json``, usage, budgets and pacing are the session's, as for the calibration world. The
+settings are part of the folder's identity and of a checkpoint's fingerprint: a resume with
+other settings is refused (identity) or starts the cell again (fingerprint), never mixed.
 
 ``agentdojo`` is imported only when the suite is made.
 """
@@ -21,7 +26,6 @@ from typing import Any, Callable
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.planning import ModelSpec, RunOptions, UsageError
 from pytest_assistant_eval.suites.agentdojo.cells import (
-    BENCHMARK_VERSION,
     DEFAULT_ATTACK,
     LEVEL,
     AgentDojoCell,
@@ -33,24 +37,40 @@ from pytest_assistant_eval.suites.agentdojo.cells import (
     start_environment,
     suites,
 )
-from pytest_assistant_eval.suites.agentdojo.run import RECORD_FORMAT, RUN_FORMAT, cell_record, level_for
+from pytest_assistant_eval.suites.agentdojo.conversation import level_for, limits_for, shape_for
+from pytest_assistant_eval.suites.agentdojo.defenses import PipelineShape, apply_tool_filter, run_tool_filter
+from pytest_assistant_eval.suites.agentdojo.run import RECORD_FORMAT, RUN_FORMAT, cell_record, settings_fields
+from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings, agentdojo_version
 from pytest_assistant_eval.suites.base import FinishedCell, UserSide
 
 __all__ = ["AgentDojoOptions", "AgentDojoCellSpec", "AgentDojoSuite", "LEVEL", "DATA_SOURCE", "make_suite",
-           "plan_agentdojo_cells"]
+           "plan_agentdojo_cells", "settings_of"]
 
 DATA_SOURCE = "AgentDojo's published benchmark environments (synthetic data made for the benchmark)"
+
+
+def settings_of(options: AgentDojoOptions) -> AgentDojoSettings:
+    """The run's ``AgentDojoSettings`` from the suite's options (not checked: ``plan_agentdojo_cells`` does)."""
+    version = {"benchmark_version": options.benchmark_version} if options.benchmark_version else {}
+    return AgentDojoSettings(attack=options.attack, defense=options.defense, conversation=options.conversation,
+                             **version)
 
 
 def plan_agentdojo_cells(models: tuple[ModelSpec, ...], options: AgentDojoOptions,
                          repeats: int = 1) -> list[AgentDojoCellSpec]:
     """Every model × cell, sorted like ``plan_cells``: the same list in the controller and every worker.
-    An unknown attack is refused here, before any folder or ``run.json`` is written."""
+    An unknown attack, benchmark version, defense or conversation is refused here, before any
+    folder or ``run.json`` is written."""
     try:
         check_attack(options.attack)
     except ValueError as exc:
         raise UsageError(f"--agentdojo-attack: {exc}") from None
-    known = suites()
+    settings = settings_of(options)
+    try:
+        settings.check()
+    except ValueError as exc:
+        raise UsageError(f"--agentdojo: {exc}") from None
+    known = suites(settings.benchmark_version)
     unknown = [s for s in options.suites if s not in known]
     if unknown:
         raise UsageError(f"--agentdojo: unknown suite(s) {', '.join(unknown)}; AgentDojo has {', '.join(sorted(known))}")
@@ -67,7 +87,8 @@ def plan_agentdojo_cells(models: tuple[ModelSpec, ...], options: AgentDojoOption
                 raise UsageError(f"{text}: AgentDojo has no such suite, user task or injection task")
             cells.append(cell)
     else:
-        cells = all_cells(crossed=options.crossed, repeats=repeats, suite_names=options.suites)
+        cells = all_cells(crossed=options.crossed, repeats=repeats, suite_names=options.suites,
+                          version=settings.benchmark_version)
     specs = [AgentDojoCellSpec(m.label, c) for m in models for c in dict.fromkeys(cells)]
     return sorted(specs, key=lambda s: (s.model, s.cell_id))
 
@@ -85,6 +106,10 @@ def setting_key_of(setting: LevelSetting) -> dict[str, Any]:
         "history": {"compact_at": setting.compact_at, "keep_last_rounds": setting.keep_last_rounds},
         "system_hash": hashlib.sha256(setting.instructions.encode()).hexdigest(),
         "tools_hash": _sha256([t.to_dict() for t in setting.tools]),
+        # AgentDojo's conversation (issue 25): how results are shown, its last answer, a repeated prompt.
+        "results": "ours" if setting.format_result is None else "agentdojo",
+        "answer_after_last_round": setting.answer_after_last_round,
+        "repeat_after_tools": setting.repeat_after_tools is not None,
     }
 
 
@@ -100,22 +125,38 @@ class AgentDojoPrepared:
     setting_key: dict[str, Any]
     turns: list[str]
     limits: Limits = field(default_factory=Limits)
+    shape: PipelineShape | None = None  # AgentDojo's pipeline (its conversation); None: ours
 
     def open_world(self, workdir: Path) -> Any:
         from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld
 
-        return AgentDojoWorld(self.task_suite, start_environment(self.cell, self.suite.attack, self.spec.model))
+        settings = self.suite.settings
+        return AgentDojoWorld(self.task_suite, start_environment(self.cell, settings.attack, self.spec.model,
+                                                                 settings.benchmark_version),
+                              list_strings_as_lists=settings.comparable)
 
     def begin(self, assistant: Any) -> None:
+        """A reference assistant learns the cell, the benchmark version and the rounds it may use."""
         if hasattr(assistant, "begin_cell"):
-            assistant.begin_cell(self.cell, self.setting.escalation_sentence, self.suite.attack)
+            settings = self.suite.settings
+            assistant.begin_cell(self.cell, self.setting.escalation_sentence, settings.attack,
+                                 version=settings.benchmark_version, rounds=self.setting.max_rounds)
+
+    def start(self, conversation: Any, restored: bool) -> None:
+        """AgentDojo's tool filter: a conversation that holds the filter's answer (a restored one)
+        offers only the tools it chose; a fresh one asks the filter's one request first."""
+        if self.shape is None or self.shape.tool_filter_prompt is None:
+            return
+        if not apply_tool_filter(conversation, self.shape, self.setting.tools) and not restored:
+            run_tool_filter(conversation, self.shape)
 
     def user(self, start_state: Any, model_user: Callable[[], Any] | None) -> UserSide:
         return UserSide()  # AgentDojo has no simulated user: the prompt is the one turn
 
     def record(self, done: FinishedCell) -> dict[str, Any]:
-        return cell_record(self.cell, self.spec, self.suite.attack, self.turns[0], done.final, done.conversation,
-                           done.world, done.start_state, done.end_state, resumes=done.checkpoint["resume"]["count"])
+        return cell_record(self.cell, self.spec, self.suite.settings, self.setting.instructions, self.turns[0],
+                           done.final, done.conversation, done.world, done.start_state, done.end_state,
+                           resumes=done.checkpoint["resume"]["count"])
 
 
 class AgentDojoSuite:
@@ -139,24 +180,39 @@ class AgentDojoSuite:
                                  f"assistants are: {', '.join(AGENTDOJO_FAULTS)}")
         self.options = options
         self.selection: AgentDojoOptions = options.suite_options or AgentDojoOptions()
-        self.attack = self.selection.attack
         self.commit = commit
         self.cells = plan_agentdojo_cells(options.models, self.selection, options.repeats or 1)
+        self.settings = settings_of(self.selection)  # checked by plan_agentdojo_cells
+        self.attack = self.settings.attack
         self.marker_names = sorted({LEVEL, *(c.cls for c in self.cells)})
-        self._settings: dict[str, tuple[LevelSetting, dict[str, Any]]] = {}
+        self._settings: dict[tuple[str, str], tuple[LevelSetting, dict[str, Any]]] = {}
 
     # -- the folder -----------------------------------------------------------------
     def fingerprint(self) -> str:
-        """A checkpoint continues only in the same benchmark version and attack (the start environment)."""
-        return f"agentdojo {BENCHMARK_VERSION} attack={self.attack}"
+        """A checkpoint continues only in the same agentdojo, benchmark version, attack, defense and
+        conversation (the start environment and what the model was shown)."""
+        s = self.settings
+        return (f"agentdojo {agentdojo_version()} {s.benchmark_version} attack={s.attack} "
+                f"defense={s.defense or 'none'} conversation={s.conversation}")
 
     def identity(self, spec: ModelSpec) -> dict[str, Any]:
+        """A folder holds one model in one set-up: a run with another version, attack, defense or
+        conversation is refused (its figures would mix)."""
+        s = self.settings
         return {"preset": spec.preset, "model": spec.model, "address": spec.base_url, "route": spec.route,
-                "benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION, "attack": self.attack}
+                "benchmark": "agentdojo", "benchmark_version": s.benchmark_version, "attack": s.attack,
+                "defense": s.defense, "conversation": s.conversation}
 
-    def run_fields(self) -> dict[str, Any]:
-        return {"benchmark": "agentdojo", "benchmark_version": BENCHMARK_VERSION, "attack": self.attack,
-                "planned": []}
+    def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
+        return {"benchmark": "agentdojo", **settings_fields(self.settings, spec), "planned": []}
+
+    def record_base(self, spec_cell: AgentDojoCellSpec, spec: ModelSpec) -> dict[str, Any]:
+        """A record's identity fields, also of a not-applicable one (a provider's quota, the context)."""
+        cell = spec_cell.cell
+        return {"format": RECORD_FORMAT, "cell": cell.cell_id, **settings_fields(self.settings, spec),
+                "suite": cell.suite, "user_task": cell.user_task, "injection_task": cell.injection_task,
+                "attack": self.attack if cell.injection_task else None, "repeat": cell.repeat,
+                "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label}}
 
     def matrix(self, cells: list[AgentDojoCellSpec]) -> dict[str, Any]:
         return {"suites": sorted({c.cls for c in cells}), "crossed": self.selection.crossed,
@@ -183,32 +239,35 @@ class AgentDojoSuite:
         return f"assistant-eval agentdojo grade {quoted} --out {shlex.quote(str(grading / GRADING_FOLDER_NAME))}"
 
     # -- one cell -------------------------------------------------------------------
-    def _setting(self, suite_name: str) -> tuple[LevelSetting, dict[str, Any]]:
-        if suite_name not in self._settings:
-            setting = level_for(suites()[suite_name])
-            self._settings[suite_name] = (setting, setting_key_of(setting))
-        return self._settings[suite_name]
+    def _setting(self, suite_name: str, model: str, prompt: str) -> tuple[LevelSetting, dict[str, Any]]:
+        # repeat_user_prompt sends the task's prompt again: the setting is the prompt's, not only the suite's.
+        key = (suite_name, model, prompt if self.settings.defense == "repeat_user_prompt" else "")
+        if key not in self._settings:
+            setting = level_for(suites(self.settings.benchmark_version)[suite_name], self.settings, model=model,
+                                prompt=prompt)
+            self._settings[key] = (setting, setting_key_of(setting))
+        return self._settings[key]
 
     def prepare(self, spec_cell: AgentDojoCellSpec, spec: ModelSpec) -> AgentDojoPrepared:
         cell = spec_cell.cell
-        task_suite = suites()[cell.suite]
-        setting, key = self._setting(cell.suite)
-        return AgentDojoPrepared(self, cell, spec, task_suite, setting, key,
-                                 [task_suite.user_tasks[cell.user_task].PROMPT])
+        settings = self.settings
+        task_suite = suites(settings.benchmark_version)[cell.suite]
+        prompt = task_suite.user_tasks[cell.user_task].PROMPT
+        setting, key = self._setting(cell.suite, spec.model, prompt)
+        shape = shape_for(settings, spec.model) if settings.comparable else None
+        return AgentDojoPrepared(self, cell, spec, task_suite, setting, key, [prompt], limits=limits_for(settings),
+                                 shape=shape)
 
 
 def suite_options(parts: tuple[str, ...], get: Callable[[str], Any]) -> AgentDojoOptions:
     """The plugin's options for this suite: ``--suite agentdojo:PARTS`` (or ``--agentdojo PARTS``) and
-    ``--agentdojo-crossed``, ``--agentdojo-attack``, ``--agentdojo-cell``."""
+    ``--agentdojo-crossed``, ``--agentdojo-attack``, ``--agentdojo-cell``, ``--agentdojo-benchmark-version``,
+    ``--agentdojo-defense``, ``--agentdojo-conversation``."""
     return AgentDojoOptions(suites=tuple(p for p in parts if p != "all"), crossed=bool(get("agentdojo_crossed")),
-                            cells=tuple(get("agentdojo_cell") or ()), attack=get("agentdojo_attack") or DEFAULT_ATTACK)
-
-    def record_base(self, spec_cell: AgentDojoCellSpec, spec: ModelSpec) -> dict[str, Any]:
-        cell = spec_cell.cell
-        return {"format": RECORD_FORMAT, "cell": cell.cell_id, "benchmark_version": BENCHMARK_VERSION,
-                "suite": cell.suite, "user_task": cell.user_task, "injection_task": cell.injection_task,
-                "attack": self.attack if cell.injection_task else None, "repeat": cell.repeat,
-                "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label}}
+                            cells=tuple(get("agentdojo_cell") or ()), attack=get("agentdojo_attack") or DEFAULT_ATTACK,
+                            benchmark_version=get("agentdojo_benchmark_version") or None,
+                            defense=get("agentdojo_defense") or None,
+                            conversation=get("agentdojo_conversation") or "agentdojo")
 
 
 def make_suite(options: RunOptions, commit: str | None = None) -> AgentDojoSuite:

@@ -65,6 +65,9 @@ class CalibrationCell:
             assistant.begin_cell(CellContext(self.cell.kind, self.cell.level, self.setting.escalation_sentence,
                                              tuple(self.questions), self.keys, self.task))
 
+    def start(self, conversation: Any, restored: bool) -> None:
+        return None  # the calibration world's conversation starts as it is made
+
     def user(self, start_state: Any, model_user: Callable[[], Any] | None) -> UserSide:
         """The simulated user of a task cell: a model with --user-model (not for scripted assistants)."""
         task = self.task
@@ -131,7 +134,7 @@ class CalibrationSuite:
             "world": self.world_identity.fingerprint,
         }
 
-    def run_fields(self) -> dict[str, Any]:
+    def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
         return {"world_identity": self.world_identity.to_dict()}
 
     def matrix(self, cells: list[CellSpec]) -> dict[str, Any]:
