@@ -224,3 +224,24 @@ def test_a_cell_not_applicable_is_in_no_figure_and_the_selection_says_so(tmp_pat
     assert runs[0]["not_applicable"] == ["AD-banking-1__r1"]
     (line,) = selection_lines(runs)
     assert "1 cell(s) not applicable, in no figure" in line and "without a record" not in line
+
+
+def test_a_cell_is_graded_with_the_benchmark_version_it_ran_not_the_installed_default(tmp_path: Path):
+    """banking user task 6's utility holds on the untouched start state in v1.2.2, not in v1.2.1: a
+    v1.2.1 run of an assistant that does nothing must fail it, graded against v1.2.1's task."""
+    pytest.importorskip("agentdojo")
+    import subprocess
+    import sys
+
+    from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+
+    grades = {}
+    for version in ("v1.2.1", "v1.2.2"):
+        out = tmp_path / version
+        done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "agentdojo", "run", "--model",
+                               "scripted:answers-nothing", "--out", str(out), "--benchmark-version", version,
+                               "--cells", "AD-banking-6__r1"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        (grade,) = grade_folders([out], tmp_path / f"{version}.json")
+        grades[version] = (grade.benchmark_version, grade.holds_at_start, grade.utility)
+    assert grades == {"v1.2.1": ("v1.2.1", False, False), "v1.2.2": ("v1.2.2", True, True)}

@@ -93,9 +93,10 @@ def agentdojos(pairs: Sequence[Pair], attack: str, logdir: Path, benchmark_versi
     from agentdojo.models import MODEL_NAMES
     from agentdojo.task_suite.load_suites import get_suite
 
-    from pytest_assistant_eval.suites.agentdojo.cells import BENCHMARK_VERSION, attack_model_name
+    from pytest_assistant_eval.suites.agentdojo.cells import attack_model_name
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
 
-    version = benchmark_version or BENCHMARK_VERSION
+    version = benchmark_version or default_benchmark_version()
     logdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     side = Side("agentdojo", 0.0)
