@@ -246,6 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_run(args, extra)
     if args.command == "grade-ai":
         from pytest_assistant_eval.grading.folder import grade_command, judge_options
+        from pytest_assistant_eval.suites import suite_grade
+
+        code = suite_grade(args.results, args.dir)  # another suite's folders: that suite grades them
+        if code is not None:
+            return code
 
         return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model,
                              calibration=args.calibration, options=judge_options(args))

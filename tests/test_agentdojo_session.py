@@ -91,7 +91,7 @@ def test_run_with_suite_agentdojo_needs_no_world_and_its_folder_has_the_shared_r
                            "--model", "scripted:oracle", "--out", str(out), "-p", "no:cacheprovider", "-q",
                            "-k", "AD-banking-1__ or AD-banking-2__"], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "assistant-eval agentdojo grade" in done.stdout, "the next command is the suite's own grading"
+    assert f"Next: grade the results: assistant-eval grade-ai {out} --dir {out}-grading" in done.stdout
     run = json.loads((out / "run.json").read_text())
     assert run["format"] == "assistant-eval.agentdojo-run/2" and run["attack"] == "direct"
     assert run["planned"] == ["AD-banking-1__r1", "AD-banking-2__r1"]
@@ -106,3 +106,33 @@ def test_an_unknown_suite_is_refused_with_the_known_ones(tmp_path):
     assert done.returncode != 0
     assert "unknown suite 'nope'" in done.stdout + done.stderr and "agentdojo" in done.stdout + done.stderr
     assert not (tmp_path / "r" / "run.json").exists()
+
+
+def test_grade_ai_hands_agentdojo_folders_to_their_suite_and_the_leaderboard_prints_its_board(tmp_path):
+    """The generic commands work for every suite: ``grade-ai`` of AgentDojo folders grades them with
+    AgentDojo's utility() and security() into GRADING/agentdojo.json, ``leaderboard --dir`` prints it."""
+    out = tmp_path / "r"
+    cli = [sys.executable, "-m", "pytest_assistant_eval"]
+    done = subprocess.run([*cli, "run", "--suite", "agentdojo:banking", "--model", "scripted:oracle", "--out", str(out),
+                           "-p", "no:cacheprovider", "-q", "-k", "AD-banking-1__ or AD-banking-2__"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    grading = tmp_path / "r-grading"
+    graded = subprocess.run([*cli, "grade-ai", str(out), "--dir", str(grading)], capture_output=True, text=True)
+    assert graded.returncode == 0, graded.stderr
+    assert "Graded 2 AgentDojo cell(s)" in graded.stdout and (grading / "agentdojo.json").is_file()
+    board = subprocess.run([*cli, "leaderboard", "--dir", str(grading)], capture_output=True, text=True)
+    assert board.returncode == 0, board.stderr
+    assert "benign utility" in board.stdout and "100% (n=2," in board.stdout
+
+
+def test_grade_ai_refuses_results_folders_of_two_suites(tmp_path):
+    """An AgentDojo folder beside one of ours: two benchmarks, never one grading."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for folder, fmt in ((ours, "assistant-eval.run/1"), (theirs, "assistant-eval.agentdojo-run/2")):
+        folder.mkdir()
+        (folder / "run.json").write_text(json.dumps({"format": fmt}))
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "grade-ai", str(ours), str(theirs),
+                           "--dir", str(tmp_path / "g")], capture_output=True, text=True)
+    assert done.returncode == 2 and "several suites (agentdojo, calibration)" in done.stderr
+    assert not (tmp_path / "g").exists()

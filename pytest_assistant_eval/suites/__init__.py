@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module", "suite_leaderboard", "suite_boards", "suite_command"]
+__all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module", "suite_leaderboard", "suite_boards", "suite_command",
+           "suite_of_results", "suite_grade"]
 
 #: suite name -> the module whose ``make_suite(options, commit)`` makes it.
 SUITES = {
@@ -60,3 +61,36 @@ def suite_boards(grading_dir: Any) -> list[str]:
 def suite_command(name: str, argv: list[str]) -> int:
     """A suite's own subcommands (``assistant-eval agentdojo grade|board|crosscheck``): its ``main(argv)``."""
     return int(suite_module(name).main(argv))
+
+
+def suite_of_results(folder: Any) -> str:
+    """The suite whose run wrote a results folder, from its ``run.json``'s format: each suite's
+    module names its own (``RUN_FORMAT_PREFIX``); any other folder is the calibration's."""
+    import json
+    from pathlib import Path
+
+    try:
+        found = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8")).get("format", "")
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_SUITE  # the calibration's grading says what is wrong with the folder
+    for name in SUITES:
+        prefix = getattr(suite_module(name), "RUN_FORMAT_PREFIX", None)
+        if prefix and isinstance(found, str) and found.startswith(prefix):
+            return name
+    return DEFAULT_SUITE
+
+
+def suite_grade(results: list[Any], grading_dir: Any) -> int | None:
+    """``grade-ai RESULTS --dir GRADING`` for another suite's folders: that suite's ``grade``
+    gives the exit code; None when they are the calibration's (its grading runs). Folders of
+    two suites are refused: their figures are of different benchmarks."""
+    import sys
+
+    names = sorted({suite_of_results(folder) for folder in results})
+    if names == [DEFAULT_SUITE]:
+        return None
+    if len(names) > 1:
+        print(f"assistant-eval grade-ai: these results folders are of several suites ({', '.join(names)}); "
+              "grade each suite's folders into its own grading folder", file=sys.stderr)
+        return 2
+    return int(suite_module(names[0]).grade(results, grading_dir))

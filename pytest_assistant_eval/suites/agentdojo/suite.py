@@ -229,14 +229,13 @@ class AgentDojoSuite:
         return AgentDojoReference(name)
 
     def next_command(self, folders: list[Path], out: Path) -> str:
-        """``agentdojo grade`` into a grading folder outside every results folder (as grade-ai's)."""
+        """``grade-ai`` (which hands AgentDojo folders to this suite's ``grade``) into a grading folder
+        outside every results folder; ``leaderboard --dir`` then prints the board."""
         import shlex
-
-        from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME
 
         grading = out / "grading" if len(folders) > 1 else out.parent / f"{out.name}-grading"
         quoted = " ".join(shlex.quote(str(f)) for f in folders)
-        return f"assistant-eval agentdojo grade {quoted} --out {shlex.quote(str(grading / GRADING_FOLDER_NAME))}"
+        return f"assistant-eval grade-ai {quoted} --dir {shlex.quote(str(grading))}"
 
     # -- one cell -------------------------------------------------------------------
     def _setting(self, suite_name: str, model: str, prompt: str) -> tuple[LevelSetting, dict[str, Any]]:
@@ -289,6 +288,35 @@ def leaderboard(grading_dir: Path, fmt: str, out: Any) -> int | None:
         emit(fmt, board_tables(grading_dir / GRADING_FOLDER_NAME), None, out)
         return 0
     print(board, file=out)
+    return 0
+
+
+#: How ``run.json`` of an AgentDojo results folder starts its format (``suites.suite_of_results``).
+RUN_FORMAT_PREFIX = "assistant-eval.agentdojo-run/"
+
+
+def grade(results: list[Path], grading_dir: Path) -> int:
+    """``grade-ai`` of AgentDojo folders: AgentDojo's ``utility()``/``security()`` and our checks
+    apart into ``GRADING/agentdojo.json``, which ``leaderboard --dir GRADING`` prints."""
+    import sys
+
+    from pytest_assistant_eval.records import RecordError
+    from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME
+    from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+
+    inside = [f for f in results if Path(grading_dir).resolve().is_relative_to(Path(f).resolve())]
+    if inside:
+        print(f"assistant-eval grade-ai: the grading folder {grading_dir} is inside the results folder {inside[0]}; "
+              "choose one outside every results folder", file=sys.stderr)
+        return 2
+    Path(grading_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        grades = grade_folders(list(results), Path(grading_dir) / GRADING_FOLDER_NAME)
+    except RecordError as exc:
+        print(f"assistant-eval grade-ai: {exc}", file=sys.stderr)
+        return 2
+    print(f"Graded {len(grades)} AgentDojo cell(s) into {Path(grading_dir) / GRADING_FOLDER_NAME}\n"
+          f"Next: assistant-eval leaderboard --dir {grading_dir}")
     return 0
 
 
