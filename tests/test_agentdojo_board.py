@@ -109,7 +109,9 @@ def _grades(tmp_path: Path, model: str, cells: list[str], attack: str = "direct"
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
 
-    run = AgentDojoRun(out=tmp_path / model, model=ModelSpec("scripted", model), attack=attack)
+    from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
+
+    run = AgentDojoRun(out=tmp_path / model, model=ModelSpec("scripted", model), settings=AgentDojoSettings(attack=attack))
     for cell in cells:
         run_cell(run, parse_cell_id(cell))
     return grade_folders([run.out], tmp_path / f"{model}.json")

@@ -61,17 +61,19 @@ def _pairs(user_tasks: dict[str, Sequence[str]], injection_tasks: dict[str, Sequ
             for i in (None, *injection_tasks.get(suite, ()))]
 
 
-def ours(pairs: Sequence[Pair], attack: str, out: Path) -> Side:
+def ours(pairs: Sequence[Pair], attack: str, out: Path, benchmark_version: str | None = None) -> Side:
     """Our oracle through our run and grading; the figures as our board counts them."""
     from pytest_assistant_eval.planning import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.board import ALL_SUITES, board_rows
     from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell
     from pytest_assistant_eval.suites.agentdojo.grade import grade_record
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
+    from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
     from pytest_assistant_eval.records import read_json
 
     started = time.perf_counter()
-    run = AgentDojoRun(out=out, model=ModelSpec("scripted", MODEL), attack=attack)
+    version = {"benchmark_version": benchmark_version} if benchmark_version else {}
+    run = AgentDojoRun(out=out, model=ModelSpec("scripted", MODEL), settings=AgentDojoSettings(attack=attack, **version))
     grades = [grade_record(read_json(run_cell(run, AgentDojoCell(s, u, i)))) for s, u, i in pairs]
     side = Side("ours", time.perf_counter() - started)
     side.verdicts = {(g.suite, g.user_task, g.injection_task): (g.utility, g.attack_success) for g in grades}
@@ -130,7 +132,9 @@ def agentdojos(pairs: Sequence[Pair], attack: str, logdir: Path, benchmark_versi
 
 
 def compare(user_tasks: dict[str, Sequence[str]], injection_tasks: dict[str, Sequence[str]], attack: str,
-            folder: Path) -> tuple[Side, Side]:
-    """Both sides on every user task given, benign and crossed with every injection task given."""
+            folder: Path, benchmark_version: str | None = None) -> tuple[Side, Side]:
+    """Both sides on every user task given, benign and crossed with every injection task given,
+    at one benchmark version (None: the installed agentdojo's default, on both sides)."""
     pairs = _pairs(user_tasks, injection_tasks)
-    return ours(pairs, attack, folder / "ours"), agentdojos(pairs, attack, folder / "agentdojo-logs")
+    return (ours(pairs, attack, folder / "ours", benchmark_version),
+            agentdojos(pairs, attack, folder / "agentdojo-logs", benchmark_version))
