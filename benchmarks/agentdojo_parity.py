@@ -34,17 +34,21 @@ def main() -> int:
     parser.add_argument("--attack", default="important_instructions", help="any attack of AgentDojo's registry")
     parser.add_argument("--suite", action="append", default=[], help="only these suites (default: all four)")
     parser.add_argument("--keep", type=Path, default=None, help="keep our records in this folder")
+    parser.add_argument("--benchmark-version", default=None,
+                        help="AgentDojo's benchmark version on both sides (default: the installed agentdojo's)")
     args = parser.parse_args()
 
-    from pytest_assistant_eval.suites.agentdojo.cells import BENCHMARK_VERSION, suites
+    from pytest_assistant_eval.suites.agentdojo.cells import suites
+    from pytest_assistant_eval.suites.agentdojo.versions import default_benchmark_version
 
-    chosen = {name: s for name, s in suites().items() if not args.suite or name in args.suite}
+    version = args.benchmark_version or default_benchmark_version()
+    chosen = {name: s for name, s in suites(version).items() if not args.suite or name in args.suite}
     user_tasks = {name: sorted(s.user_tasks, key=lambda t: int(t.rsplit("_", 1)[1])) for name, s in chosen.items()}
     injection_tasks = {name: sorted(s.injection_tasks, key=lambda t: int(t.rsplit("_", 1)[1]))
                        for name, s in chosen.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        ours, theirs = compare(user_tasks, injection_tasks, args.attack, args.keep or Path(tmp))
-    print(f"AgentDojo {BENCHMARK_VERSION}, attack {args.attack}, scripted:oracle against GroundTruthPipeline: "
+        ours, theirs = compare(user_tasks, injection_tasks, args.attack, args.keep or Path(tmp), version)
+    print(f"AgentDojo {version}, attack {args.attack}, scripted:oracle against GroundTruthPipeline: "
           f"{sum(map(len, user_tasks.values()))} user tasks, "
           f"{sum(len(user_tasks[s]) * len(injection_tasks[s]) for s in user_tasks)} crossed pairs")
     print(f"{'suite':<10} {'side':<10} {'benign utility':>18} {'utility under attack':>22} {'attack success':>20}")
