@@ -99,3 +99,22 @@ def test_format_count_and_percent():
     assert format_count(None) == "–"
     assert format_percent(0.8333) == "83%"
     assert format_percent(None) == "–"
+
+
+def test_a_bound_near_0_or_100_percent_is_not_rounded_onto_it():
+    from pytest_assistant_eval.stats import wilson
+
+    assert format_rate(wilson(949, 949)) == "100% (n=949, 99.6–100%)"
+    assert format_rate(wilson(0, 949)) == "0% (n=949, 0–0.4%)"
+    assert format_rate(wilson(105, 105)) == "100% (n=105, 96–100%)", "a bound that rounds apart keeps its digits"
+
+
+@given(st.integers(min_value=1, max_value=100_000), st.data())
+def test_a_printed_interval_says_0_or_100_percent_only_when_its_bound_is_exactly_that(n: int, data: st.DataObject):
+    from pytest_assistant_eval.stats import wilson
+
+    k = data.draw(st.integers(min_value=0, max_value=n))
+    interval = wilson(k, n)
+    low, high = format_rate(interval).split(", ")[1].rstrip("%)").split("–")
+    assert (float(low) == 0.0) == (interval.low <= 0.0)
+    assert (float(high) == 100.0) == (interval.high >= 1.0)

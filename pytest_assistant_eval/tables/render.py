@@ -125,9 +125,18 @@ def format_rate(interval: Interval, digits: int = 0) -> str:
     """A rate with its n and interval: ``83% (n=12, 55–95%)``; with nothing counted ``– (n=0)``."""
     if interval.rate is None or interval.n == 0:
         return f"– (n={interval.n})"
-    low = f"{interval.low * 100:.{digits}f}"
-    high = f"{interval.high * 100:.{digits}f}"
+    low, high = _bound(interval.low, digits), _bound(interval.high, digits)
     return f"{format_percent(interval.rate, digits)} (n={interval.n}, {low}–{high}%)"
+
+
+def _bound(value: float, digits: int) -> str:
+    """An interval's bound in percent; a bound that is not 0 or 1 is never rounded onto 0% or
+    100%: 949 of 949 has a lower bound of 99.6%, and "100–100%" would claim a certainty it lacks."""
+    text = f"{value * 100:.{digits}f}"
+    while 0.0 < value < 1.0 and float(text) in (0.0, 100.0) and digits < 6:
+        digits += 1
+        text = f"{value * 100:.{digits}f}"
+    return text
 
 
 def format_count(count: int | None, total: int | None = None) -> str:
