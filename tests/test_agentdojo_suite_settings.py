@@ -82,6 +82,18 @@ def test_a_folder_of_one_setup_refuses_a_resume_in_another(tmp_path, other):
         session(tmp_path, resume=True, **other).prepare_folders()
 
 
+def test_a_folder_begun_under_another_agentdojo_package_refuses_a_resume(tmp_path):
+    """After an upgrade of agentdojo, one folder would hold records graded by two versions of its code."""
+    session(tmp_path).prepare_folders()
+    path = tmp_path / "run.json"
+    data = json.loads(path.read_text())
+    assert data["identity"]["agentdojo_version"] == version("agentdojo")
+    data["identity"]["agentdojo_version"] = "0.1.0"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="differs in agentdojo_version"):
+        session(tmp_path, resume=True).prepare_folders()
+
+
 def test_run_json_and_a_not_applicable_record_carry_the_settings(tmp_path):
     one = session(tmp_path, defense="spotlighting_with_delimiting", benchmark_version="v1.2.1")
     one.prepare_folders()

@@ -197,11 +197,12 @@ class AgentDojoSuite:
 
     def identity(self, spec: ModelSpec) -> dict[str, Any]:
         """A folder holds one model in one set-up: a run with another version, attack, defense or
-        conversation is refused (its figures would mix)."""
+        conversation is refused (its figures would mix), and so is one under another agentdojo
+        package (its task checks and attacks are code, and may change with the same benchmark)."""
         s = self.settings
         return {"preset": spec.preset, "model": spec.model, "address": spec.base_url, "route": spec.route,
                 "benchmark": "agentdojo", "benchmark_version": s.benchmark_version, "attack": s.attack,
-                "defense": s.defense, "conversation": s.conversation}
+                "defense": s.defense, "conversation": s.conversation, "agentdojo_version": agentdojo_version()}
 
     def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
         return {"benchmark": "agentdojo", **settings_fields(self.settings, spec), "planned": []}
