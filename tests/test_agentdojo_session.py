@@ -136,3 +136,27 @@ def test_grade_ai_refuses_results_folders_of_two_suites(tmp_path):
                            "--dir", str(tmp_path / "g")], capture_output=True, text=True)
     assert done.returncode == 2 and "several suites (agentdojo, calibration)" in done.stderr
     assert not (tmp_path / "g").exists()
+
+
+def test_the_request_deadline_holds_for_an_agentdojo_cell_and_its_stop_is_filed_in_spent(tmp_path):
+    """The shared session passes --request-deadline to AgentDojo's providers too (the twin did not):
+    a server that never answers ends the attempt as a timeout, filed in spent.json."""
+    from tests.provider_runs_helpers import run_env
+    from tests.providers.fakes.base import Raw
+    from tests.providers.fakes.openai_fake import OpenAIFake
+
+    fake = OpenAIFake()
+    fake.add(*[Raw(200, {"content-type": "application/json"}, b"{}", delay=30.0)] * 4)
+    out = tmp_path / "r"
+    with fake:
+        done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "run", "--suite", "agentdojo:banking",
+                               "--model", "openai:gpt-4o-2024-05-13", "--base-url", f"{fake.url}/v1", "--no-stream",
+                               "--accept-data-notice", "--request-deadline", "0.5", "--out", str(out),
+                               "-p", "no:cacheprovider", "-q", "-k", "AD-banking-1__"],
+                              capture_output=True, text=True, cwd=REPO, env=run_env(), timeout=240)
+    text = done.stdout + done.stderr
+    assert done.returncode == 1, text[-3000:]
+    assert "took longer than the deadline of 0.5 s for the whole answer" in text
+    spent = json.loads((out / "spent.json").read_text())
+    [entry] = spent["cells"]["AD-banking-1__r1"]
+    assert entry["stop"]["code"] == "timeout"
