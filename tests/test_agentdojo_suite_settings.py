@@ -74,6 +74,25 @@ def test_a_tool_filter_cell_stopped_after_the_filter_resumes_with_the_tools_it_c
     assert grade_record(record).utility is True
 
 
+def test_a_tool_filter_cell_stopped_in_the_filters_own_request_starts_again_counting_it_once(tmp_path):
+    """Nothing was answered yet, so the cell starts again (the filter asked anew); the refused
+    request was sent and stays counted, once, beside the four of the finished cell."""
+    first = session(tmp_path, defense="tool_filter")
+    first.prepare_folders()
+    first._providers["oracle"] = Oracle(busy_on=1)
+    cell = AgentDojoCellSpec("oracle", parse_cell_id(CELL))
+    assert first.run_cell(cell).status == "kept"
+
+    again = session(tmp_path, resume=True, defense="tool_filter")
+    again._providers["oracle"] = resumed = Oracle()
+    result = again.run_cell(cell)
+    assert result.status == "done" and "started again" in result.message
+    record = json.loads((tmp_path / "cells" / f"{CELL}.json").read_text())
+    assert [r.get("purpose") for r in record["requests"]] == ["tool_filter", None, None, None]
+    assert len(resumed.requests) == 4 and sum(record["requests_by_day"].values()) == 5
+    assert grade_record(record).utility is True
+
+
 @pytest.mark.parametrize("other", [{"defense": "repeat_user_prompt"}, {"conversation": "ours"},
                                    {"benchmark_version": "v1.2.1"}])
 def test_a_folder_of_one_setup_refuses_a_resume_in_another(tmp_path, other):
