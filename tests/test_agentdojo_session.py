@@ -160,3 +160,17 @@ def test_the_request_deadline_holds_for_an_agentdojo_cell_and_its_stop_is_filed_
     spent = json.loads((out / "spent.json").read_text())
     [entry] = spent["cells"]["AD-banking-1__r1"]
     assert entry["stop"]["code"] == "timeout"
+
+
+def test_grade_ai_of_agentdojo_folders_keeps_the_folder_rules_of_every_grading(tmp_path):
+    """The same checks as our grading (grading.folder.check_folders): a --dir inside a results folder
+    and a folder given twice are refused before anything is written."""
+    out = tmp_path / "r"
+    (out / "cells").mkdir(parents=True)
+    (out / "run.json").write_text(json.dumps({"format": "assistant-eval.agentdojo-run/2"}))
+    cli = [sys.executable, "-m", "pytest_assistant_eval", "grade-ai"]
+    inside = subprocess.run([*cli, str(out), "--dir", str(out / "grading")], capture_output=True, text=True)
+    assert inside.returncode == 2 and "is inside the results folder" in inside.stderr
+    twice = subprocess.run([*cli, str(out), str(out), "--dir", str(tmp_path / "g")], capture_output=True, text=True)
+    assert twice.returncode == 2 and "is given twice" in twice.stderr
+    assert not (out / "grading").exists() and not (tmp_path / "g").exists()

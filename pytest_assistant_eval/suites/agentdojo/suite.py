@@ -301,19 +301,17 @@ def grade(results: list[Path], grading_dir: Path) -> int:
     apart into ``GRADING/agentdojo.json``, which ``leaderboard --dir GRADING`` prints."""
     import sys
 
+    from pytest_assistant_eval.grading.errors import GradingError
+    from pytest_assistant_eval.grading.folder import check_folders
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
 
-    inside = [f for f in results if Path(grading_dir).resolve().is_relative_to(Path(f).resolve())]
-    if inside:
-        print(f"assistant-eval grade-ai: the grading folder {grading_dir} is inside the results folder {inside[0]}; "
-              "choose one outside every results folder", file=sys.stderr)
-        return 2
-    Path(grading_dir).mkdir(parents=True, exist_ok=True)
-    try:
+    try:  # the folder rules every grading keeps: none twice, none of one name, --dir outside them all
+        check_folders([Path(f) for f in results], Path(grading_dir))
+        Path(grading_dir).mkdir(parents=True, exist_ok=True)
         grades = grade_folders(list(results), Path(grading_dir) / GRADING_FOLDER_NAME)
-    except RecordError as exc:
+    except (GradingError, RecordError) as exc:
         print(f"assistant-eval grade-ai: {exc}", file=sys.stderr)
         return 2
     print(f"Graded {len(grades)} AgentDojo cell(s) into {Path(grading_dir) / GRADING_FOLDER_NAME}\n"
