@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_assistant_eval import runner  # noqa: E402
+from pytest_assistant_eval.run import session as runner  # noqa: E402
 from pytest_assistant_eval.stats import percentile  # noqa: E402
 from pytest_assistant_eval.world.build import build_world  # noqa: E402
 

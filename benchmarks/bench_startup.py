@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 import pytest  # noqa: F401 - a worker runs inside pytest
 import assistant_eval  # noqa: F401 - the plugin's shim
-from pytest_assistant_eval import runner
+from pytest_assistant_eval.run import session as runner
 preset, model = sys.argv[3].split(":", 1)
 options = runner.RunOptions(world=Path(sys.argv[1]), out=Path(sys.argv[2]), calibration=Path(sys.argv[5]),
                             models=(runner.ModelSpec(preset, model, base_url=sys.argv[4] or None),))

@@ -114,7 +114,7 @@ def served(base_url: str, client: str) -> int:
 def run_harness(base_url: str, tmp: Path, conversations: int) -> tuple[float, int, float]:
     """(CPU seconds, requests, wall seconds) of ``conversations`` runs of the cell."""
     sys.path.insert(0, str(REPO))
-    from pytest_assistant_eval import runner
+    from pytest_assistant_eval.run import session as runner
     from pytest_assistant_eval.world.build import build_world
 
     world = build_world(tmp / "world", REPO / "calibration" / "world")

@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from pytest_assistant_eval.grading.blind import Blinder  # noqa: E402
+from pytest_assistant_eval.judging.blind import Blinder  # noqa: E402
 from pytest_assistant_eval.grading.folder import check_record  # noqa: E402
-from pytest_assistant_eval.grading.judge_reply import parse_reply  # noqa: E402
+from pytest_assistant_eval.judging.reply import parse_reply  # noqa: E402
 from pytest_assistant_eval.grading.judging import Context, request_of  # noqa: E402
-from pytest_assistant_eval.grading.saved import SavedJudgments  # noqa: E402
-from pytest_assistant_eval.planning import load_calibration  # noqa: E402
+from pytest_assistant_eval.judging.saved import SavedJudgments  # noqa: E402
+from pytest_assistant_eval.run.planning import load_calibration  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 GRADER = "anthropic:judge"  # the grader's name only keys saved judgments; nothing is sent

@@ -1,7 +1,7 @@
 """pytest-assistant-eval: measure what tool-using assistants do, ask and report.
 
 The stages talk through files (see ``docs/``): ``world`` builds the grounding world,
-``runner`` (through the opt-in pytest plugin) writes one record per cell, ``grading``
+``run`` (through the opt-in pytest plugin) writes one record per cell, ``grading``
 turns records into verdicts and ``tables`` prints them.
 """
 

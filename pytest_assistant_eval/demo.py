@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_assistant_eval.progress import NO_NEXT_COMMAND
+from pytest_assistant_eval.run.progress import NO_NEXT_COMMAND
 from pytest_assistant_eval.providers.scripted import FAULTS
 
 

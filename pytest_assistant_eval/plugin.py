@@ -1,6 +1,6 @@
 """The pytest plugin: options, cell parametrisation, scheduling and reporting.
 
-Hooks stay thin and hand off to ``runner`` (the one session that plans and runs the cells
+Hooks stay thin and hand off to ``run.session`` (the one session that plans and runs the cells
 of the chosen suite: ``--suite NAME``, docs/suites.md) and ``progress`` (the running tally).
 Loaded only on request (``-p assistant_eval``, as ``calibration/pytest.ini`` does), never
 through an entry point.
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval import runner
-from pytest_assistant_eval.progress import Progress
-from pytest_assistant_eval.results_folder import refuse_grading_folder
+from pytest_assistant_eval.run import session as runner
+from pytest_assistant_eval.run.progress import Progress
+from pytest_assistant_eval.run.results_folder import refuse_grading_folder
 from pytest_assistant_eval.providers.secret import Secrets
-from pytest_assistant_eval.report_redaction import guard_showlocals, redact_report
-from pytest_assistant_eval.scheduling import RouteScheduling, scope_for
-from pytest_assistant_eval.writer_lock import FolderInUse, WriterLock, check_under
+from pytest_assistant_eval.run.report_redaction import guard_showlocals, redact_report
+from pytest_assistant_eval.run.scheduling import RouteScheduling, scope_for
+from pytest_assistant_eval.run.writer_lock import FolderInUse, WriterLock, check_under
 
 SESSION_KEY = pytest.StashKey["runner.RunSession"]()
 LOCKS_KEY = pytest.StashKey[list]()  # the controller's writer locks, one per results folder (writer_lock.py)
@@ -478,7 +478,7 @@ def _record_rate_limits(run: runner.RunSession) -> None:
     """The limits each route learned go into its folder's run.json (controller only)."""
     from pytest_assistant_eval.providers.ledger import read_routes
     from pytest_assistant_eval.providers.pacing import learned_limits
-    from pytest_assistant_eval.usage import add_rate_limits
+    from pytest_assistant_eval.run.usage import add_rate_limits
 
     routes = read_routes(run.ledger_path())
     for spec in run.models.values():
@@ -504,7 +504,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if run is not None and progress is not None:
         for line in run.usage_lines():
             terminalreporter.write_line(line)
-        from pytest_assistant_eval.progress import NO_NEXT_COMMAND
+        from pytest_assistant_eval.run.progress import NO_NEXT_COMMAND
 
         if (exitstatus == pytest.ExitCode.OK and not progress.left_kept_or_unsaved() and progress.finished
                 and not os.environ.get(NO_NEXT_COMMAND)):

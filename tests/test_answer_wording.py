@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_assistant_eval.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer
-from pytest_assistant_eval.grading.items import Item, settle
+from pytest_assistant_eval.judging.items import Item, settle
 from pytest_assistant_eval.grading.outcomes import question_outcome
 from pytest_assistant_eval.grading.rules_judge import judge_items
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval import runner
+from pytest_assistant_eval.run import session as runner
 from tests.reference_fake import ReferenceOpenAIFake
 
 SELECTED = ("G05", "T01")  # one question (2 requests) and a task (several requests, a booking)

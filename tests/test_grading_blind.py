@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.grading.blind import FAMILIES, Blinder, LeakContext, leaks
-from pytest_assistant_eval.grading.fences import FenceCollision, derive_tag
-from pytest_assistant_eval.grading.judge_request import Leak, build_request
+from pytest_assistant_eval.judging.blind import FAMILIES, Blinder, LeakContext, leaks
+from pytest_assistant_eval.judging.fences import FenceCollision, derive_tag
+from pytest_assistant_eval.judging.request import Leak, build_request
 from pytest_assistant_eval.grading.material import Section
-from pytest_assistant_eval.grading.normalise import fold
+from pytest_assistant_eval.judging.normalise import fold
 
 MODELS = ("gpt-4o-mini", "vendor/qwen-coder:free", "oracle")
 LEVELS = ("basic", "standard", "advanced")
@@ -112,7 +112,7 @@ def test_the_key_of_a_request_leaves_out_the_cell_number():
 def test_an_answer_naming_its_cap_is_blinded_not_refused() -> None:
     """A real model may say "I reached my limit of 8 tool calls": that names the level's cap,
     so it is hidden like a level phrase instead of stopping the whole grading."""
-    from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
+    from pytest_assistant_eval.judging.blind import Blinder, LeakContext, leaks
 
     text = "I checked every city but reached my limit of 8 tool calls before Gaia."
     blinded = Blinder(("player",), ("basic", "standard"), (), cap_values=(8, 12)).blind(text)

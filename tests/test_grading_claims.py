@@ -20,10 +20,10 @@ from pytest_assistant_eval.grading.claims import (
     wrong_calculations,
 )
 from pytest_assistant_eval.grading.folder import grade_record
-from pytest_assistant_eval.grading.judge_reply import parse_reply
-from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.judging.reply import parse_reply
+from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.grading.rules_judge import judge_items
-from pytest_assistant_eval.planning import load_calibration
+from pytest_assistant_eval.run.planning import load_calibration
 from pytest_assistant_eval.review.queue import judged_items, reasons_for
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"
@@ -124,7 +124,7 @@ def test_saying_the_data_is_silent_beside_an_unstated_fact_is_unsure() -> None:
 
 # -- contested settled items --------------------------------------------------------------------
 def test_a_judges_contested_verdict_for_a_settled_item_is_kept_and_queues_the_cell() -> None:
-    from pytest_assistant_eval.grading.judge_request import JudgeRequest
+    from pytest_assistant_eval.judging.request import JudgeRequest
 
     request = JudgeRequest(n=1, system="", user="", open_items={"claims": ("right", "wrong")},
                            settled=("fact:a",), key_sha256="k", request_sha256="r")

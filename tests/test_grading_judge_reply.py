@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pytest_assistant_eval.grading.judge_reply import parse_reply
-from pytest_assistant_eval.grading.judge_request import JudgeRequest
+from pytest_assistant_eval.judging.reply import parse_reply
+from pytest_assistant_eval.judging.request import JudgeRequest
 
 REQUEST = JudgeRequest(n=1, system="s", user="u", open_items={"a": ("right", "missing", "wrong"), "b": ("right", "wrong")},
                        settled=("c",), key_sha256="k", request_sha256="r")

@@ -12,7 +12,7 @@ import copy
 import pytest
 
 from pytest_assistant_eval.grading.answers import AnswerFlags
-from pytest_assistant_eval.grading.items import Item, settle
+from pytest_assistant_eval.judging.items import Item, settle
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.grading.tasks import CheckResult, TaskGrade, task_outcome

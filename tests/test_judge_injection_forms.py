@@ -14,9 +14,9 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_assistant_eval.grading.answers import _context
-from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
-from pytest_assistant_eval.grading.injection import assistant_texts, grader_hints
-from pytest_assistant_eval.grading.judge_request import Leak, build_request
+from pytest_assistant_eval.judging.blind import Blinder, LeakContext, leaks
+from pytest_assistant_eval.judging.grader_hints import assistant_texts, grader_hints
+from pytest_assistant_eval.judging.request import Leak, build_request
 from pytest_assistant_eval.grading.material import Section, task_sections
 
 TAG = "0123456789abcdef"

@@ -13,7 +13,7 @@ def test_grading_and_tables_do_not_import_the_cli_or_pytest(module):
     code = (f"import sys, {module} as m\n"
             "m.default_calibration_dir()\n"
             "print(sorted(n for n in sys.modules if n in ('pytest_assistant_eval.cli', 'pytest', "
-            "'pytest_assistant_eval.runner', 'pytest_assistant_eval.plugin')))")
+            "'pytest_assistant_eval.run.session', 'pytest_assistant_eval.plugin')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.scheduling import scope_for
+from pytest_assistant_eval.run.scheduling import scope_for
 
 pytest_plugins = ["pytester"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_assistant_eval.progress import Progress
+from pytest_assistant_eval.run.progress import Progress
 
 
 class Clock:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from pytest_assistant_eval.progress import Progress, next_command
+from pytest_assistant_eval.run.progress import Progress, next_command
 from tests.provider_runs_helpers import CALIBRATION, console, run_env, run_eval
 
 
@@ -116,7 +116,7 @@ def test_on_a_terminal_under_xdist_one_line_is_rewritten_in_place_without_the_le
 
 def test_a_caller_that_grades_next_itself_gets_no_next_command(world_dir: Path, tmp_path: Path):
     """The demo grades its own run right after it: its run says nothing of a grade-ai to type."""
-    from pytest_assistant_eval.progress import NO_NEXT_COMMAND
+    from pytest_assistant_eval.run.progress import NO_NEXT_COMMAND
 
     result = run_eval(world_dir, tmp_path / "run", "--model", "scripted:oracle", "--levels", "basic", "-k", "G01",
                       "-p", "no:cacheprovider", env=run_env(**{NO_NEXT_COMMAND: "1"}))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval import runner
+from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.providers.scripted import FAULTS
 
 CONSEQUENTIAL = {"send_message", "create_event", "move_event", "cancel_event", "book_listing", "cancel_booking",

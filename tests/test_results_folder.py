@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from graded_helpers import CALIBRATION, run_and_grade
-from pytest_assistant_eval import runner
+from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.grading.folder import grade_command
 from pytest_assistant_eval.tables.report import report_command
 from pytest_assistant_eval.tables.summary import summary_command
-from pytest_assistant_eval.writer_lock import FolderInUse, WriterLock, check_under, live_holder
+from pytest_assistant_eval.run.writer_lock import FolderInUse, WriterLock, check_under, live_holder
 
 
 def run_cli(world: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval import runner
+from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.conversation.loop import request_body_sha256
 from pytest_assistant_eval.providers.errors import Overloaded
 from pytest_assistant_eval.providers.scripted import ReferenceAssistant

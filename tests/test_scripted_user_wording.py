@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.user import ScriptedUser, UserReply, check_user_reply
-from pytest_assistant_eval.planning import load_calibration
+from pytest_assistant_eval.run.planning import load_calibration
 from pytest_assistant_eval.world.fixtures import load_tables
 from pytest_assistant_eval.world.names import Names
 

@@ -21,7 +21,7 @@ from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.providers.redact import redact, redact_clip
 from pytest_assistant_eval.providers.secret import Secret, Secrets, weak_key_line
 from pytest_assistant_eval.records import write_json_atomic
-from pytest_assistant_eval.report_redaction import redact_report
+from pytest_assistant_eval.run.report_redaction import redact_report
 from tests.providers.fakes.openai_fake import OpenAIFake
 from tests.provider_runs_helpers import console, records, run_env, run_eval
 from tests.reference_fake import REFERENCE_FAKES

@@ -29,7 +29,7 @@ from typing import Any
 from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.claims import claims_item
-from pytest_assistant_eval.grading.items import Item, settle
+from pytest_assistant_eval.judging.items import Item, settle
 from pytest_assistant_eval.reading.quantities import (
     UNITS,
     DateMention,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.grading.answers import check_answer
-from pytest_assistant_eval.grading.injection import grader_hints
+from pytest_assistant_eval.judging.grader_hints import grader_hints
 from pytest_assistant_eval.grading.material import Section, item_sections
 
 CANARY_FORMAT = "assistant-eval.canary/1"

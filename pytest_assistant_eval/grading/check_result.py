@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.judging.items import Item
 
 
 @dataclass

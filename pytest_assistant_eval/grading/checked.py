@@ -18,9 +18,9 @@ from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.grading import user_replies
 from pytest_assistant_eval.grading.answers import AnswerFlags, answer_context, check_answer
-from pytest_assistant_eval.grading.errors import GradingError
-from pytest_assistant_eval.grading.items import Item
-from pytest_assistant_eval.grading.judge_request import JUDGE_RUBRIC
+from pytest_assistant_eval.judging.errors import GradingError
+from pytest_assistant_eval.judging.items import Item
+from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
 from pytest_assistant_eval.grading.outcomes import question_outcome, worst
 from pytest_assistant_eval.grading.rules_judge import JUDGE_ID
 from pytest_assistant_eval.grading.tasks import grade_task, task_outcome

@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.grading.errors import GradingError
-from pytest_assistant_eval.grading.judge import Judgment, from_parsed, retry_messages, reuse, save
-from pytest_assistant_eval.grading.judge_reply import parse_reply
-from pytest_assistant_eval.grading.judge_request import JudgeRequest
+from pytest_assistant_eval.judging.errors import GradingError
+from pytest_assistant_eval.judging.judge import Judgment, from_parsed, retry_messages, reuse, save
+from pytest_assistant_eval.judging.reply import parse_reply
+from pytest_assistant_eval.judging.request import JudgeRequest
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import CaseSet
 from pytest_assistant_eval.grading.judging import (
@@ -35,7 +35,7 @@ from pytest_assistant_eval.grading.judging import (
     record_cell,
     scan_all,
 )
-from pytest_assistant_eval.grading.options import JudgeOptions
+from pytest_assistant_eval.judging.options import JudgeOptions
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic, write_text_atomic
 
 REQUESTS_FORMAT = "assistant-eval.judge-requests/1"

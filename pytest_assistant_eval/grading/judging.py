@@ -17,17 +17,17 @@ from typing import Any, Iterator
 
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import CaseSet
-from pytest_assistant_eval.grading.blind import Blinder, LeakContext
+from pytest_assistant_eval.judging.blind import Blinder, LeakContext
 from pytest_assistant_eval.grading.canary import CANARY_FORMAT, canary_material, flagged
-from pytest_assistant_eval.grading.fences import FenceCollision, derive_tag
+from pytest_assistant_eval.judging.fences import FenceCollision, derive_tag
 from pytest_assistant_eval.grading.checked import CheckedCell, check_record, graded_cell, material_sha, previous_grade
-from pytest_assistant_eval.grading.errors import GradingError, JudgeStopped
-from pytest_assistant_eval.grading.injection import assistant_texts, grader_hints
-from pytest_assistant_eval.grading.judge import ApiAnswerer, Judgment, ask
-from pytest_assistant_eval.grading.judge_request import JudgeRequest, Leak, build_request
-from pytest_assistant_eval.grading.options import JudgeOptions
+from pytest_assistant_eval.judging.errors import GradingError, JudgeStopped
+from pytest_assistant_eval.judging.grader_hints import assistant_texts, grader_hints
+from pytest_assistant_eval.judging.judge import ApiAnswerer, Judgment, ask
+from pytest_assistant_eval.judging.request import JudgeRequest, Leak, build_request
+from pytest_assistant_eval.judging.options import JudgeOptions
 from pytest_assistant_eval.grading.material import has_answer, item_sections, question_sections, task_sections
-from pytest_assistant_eval.grading.saved import SavedJudgments
+from pytest_assistant_eval.judging.saved import SavedJudgments
 from pytest_assistant_eval.records import redact, write_json_atomic
 
 UNPARSED_FORMAT = "assistant-eval.unparsed/1"
@@ -247,7 +247,7 @@ def add_usage(grading_dir: Path, grader: str, provider: Any) -> list[str]:
     from filelock import FileLock
 
     from pytest_assistant_eval.records import RecordError, read_json
-    from pytest_assistant_eval.usage import COUNTS, usage_lines
+    from pytest_assistant_eval.run.usage import COUNTS, usage_lines
 
     spent = provider.usage_total.to_dict()
     path = grading_dir / "usage.json"

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.grading.user_replies import rules_verdict
 
 JUDGE_ID = "scripted:rules"

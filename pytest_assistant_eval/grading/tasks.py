@@ -25,7 +25,7 @@ from pytest_assistant_eval.cases.approvals import approval_covers
 from pytest_assistant_eval.grading.check_result import CheckResult
 from pytest_assistant_eval.grading.claims import claims_item, denied_clashes
 from pytest_assistant_eval.grading.injections import check_resists_injections
-from pytest_assistant_eval.grading.items import Item, settle
+from pytest_assistant_eval.judging.items import Item, settle
 from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
 from pytest_assistant_eval.reading.wording import claim_stance, negated_just_before, states_value
 from pytest_assistant_eval.world.names import Names, fold

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_assistant_eval.cases.approvals import within_amount
 from pytest_assistant_eval.cases.model import Approval, Task
 from pytest_assistant_eval.conversation.proposals import read_message
-from pytest_assistant_eval.grading.items import Item
+from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.reading.quantities import find_quantities
 from pytest_assistant_eval.world.names import Names
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.model import CaseSet
-from pytest_assistant_eval.grading.blind import Blinder
+from pytest_assistant_eval.judging.blind import Blinder
 from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
 from pytest_assistant_eval.review.store import (
     CellReview,
@@ -78,7 +78,7 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
     results folders are not found, is refused: the queue is drawn over every graded cell, and
     the owner reads the record.
     """
-    from pytest_assistant_eval.planning import load_calibration
+    from pytest_assistant_eval.run.planning import load_calibration
 
     source = open_grading(grading_dir, results)
     if source.ungraded:

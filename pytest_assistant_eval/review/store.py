@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.grading.lock import grading_lock as folder_lock
+from pytest_assistant_eval.judging.lock import grading_lock as folder_lock
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic
 
 __all__ = ["REVIEW_FORMAT", "CELL_REVIEW_FORMAT", "QueueEntry", "ReviewIndex", "Verdicts", "CellReview",

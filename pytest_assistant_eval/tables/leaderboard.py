@@ -243,7 +243,7 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
 
 
 def task_pairs(calibration: Path | None) -> dict[str, str]:
-    from pytest_assistant_eval.planning import load_calibration
+    from pytest_assistant_eval.run.planning import load_calibration
 
     cases, _ = load_calibration(calibration or default_calibration_dir())
     return {t.id: t.pair for t in cases.tasks if t.pair}

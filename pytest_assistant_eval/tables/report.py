@@ -407,7 +407,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
-    from pytest_assistant_eval.writer_lock import FolderInUse
+    from pytest_assistant_eval.run.writer_lock import FolderInUse
 
     started = time.monotonic()
     if k < 1:

@@ -311,14 +311,14 @@ def _agreement_and_helpfulness(source: Any, out: TextIO) -> None:
 def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[Path] = (), record: bool = False,
                     results_file: Path | None = None, out: TextIO = sys.stdout, fmt: str = "text",
                     table: str | None = None, prices_file: Path | None = None) -> int:
-    from pytest_assistant_eval.grading.lock import grading_lock
+    from pytest_assistant_eval.judging.lock import grading_lock
 
     from pytest_assistant_eval.levels import LevelsError, load_levels
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
-    from pytest_assistant_eval.writer_lock import FolderInUse
+    from pytest_assistant_eval.run.writer_lock import FolderInUse
 
     from pytest_assistant_eval.tables.prices import PricesError, load_prices
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopState
-from pytest_assistant_eval.planning import ModelSpec
+from pytest_assistant_eval.run.planning import ModelSpec
 from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell, AgentDojoCellSpec, AgentDojoOptions
 from pytest_assistant_eval.suites.agentdojo.conversation import level_for
@@ -68,8 +68,8 @@ class AgentDojoRun:
 
     def session(self) -> Any:
         if self._session is None:
-            from pytest_assistant_eval.planning import RunOptions
-            from pytest_assistant_eval.runner import RunSession
+            from pytest_assistant_eval.run.planning import RunOptions
+            from pytest_assistant_eval.run.session import RunSession
 
             s = self.settings
             options = RunOptions(world=None, out=self.out, models=(self.model,), calibration=None,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.planning import ModelSpec, RunOptions, UsageError
+from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError
 from pytest_assistant_eval.suites.agentdojo.cells import (
     DEFAULT_ATTACK,
     LEVEL,
@@ -301,7 +301,7 @@ def grade(results: list[Path], grading_dir: Path) -> int:
     apart into ``GRADING/agentdojo.json``, which ``leaderboard --dir GRADING`` prints."""
     import sys
 
-    from pytest_assistant_eval.grading.errors import GradingError
+    from pytest_assistant_eval.judging.errors import GradingError
     from pytest_assistant_eval.grading.folder import check_folders
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME

@@ -17,7 +17,7 @@ from pytest_assistant_eval.cases.model import KeyEntry, Question, Task
 from pytest_assistant_eval.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
-from pytest_assistant_eval.planning import (
+from pytest_assistant_eval.run.planning import (
     CellSpec,
     ModelSpec,
     RunOptions,
@@ -153,7 +153,7 @@ class CalibrationSuite:
         return make_scripted(name)
 
     def next_command(self, folders: list[Path], out: Path) -> str:
-        from pytest_assistant_eval.progress import next_command
+        from pytest_assistant_eval.run.progress import next_command
 
         return next_command(folders, out)
 
@@ -226,7 +226,7 @@ class CalibrationSuite:
 
 
 def _now() -> str:
-    from pytest_assistant_eval.cell_checkpoints import now
+    from pytest_assistant_eval.run.cell_checkpoints import now
 
     return now()
 

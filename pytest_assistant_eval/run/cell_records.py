@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.cell_checkpoints import now
+from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.providers.errors import ProviderError
 from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic

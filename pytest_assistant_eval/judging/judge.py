@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_assistant_eval.conversation.messages import Message
-from pytest_assistant_eval.grading.judge_reply import ParsedReply, parse_reply, retry_feedback
-from pytest_assistant_eval.grading.judge_request import JudgeRequest
-from pytest_assistant_eval.grading.saved import SavedJudgments
+from pytest_assistant_eval.judging.reply import ParsedReply, parse_reply, retry_feedback
+from pytest_assistant_eval.judging.request import JudgeRequest
+from pytest_assistant_eval.judging.saved import SavedJudgments
 
 
 class Answerer(Protocol):

@@ -66,3 +66,12 @@ def settle(item: Item, verdict: str, by: str = "check") -> Item:
     item.verdict = verdict
     item.settled_by = by
     return item
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled part of a judge's material; ``data`` marks text a model or a tool wrote (fenced)."""
+
+    title: str
+    text: str
+    data: bool = False  # written by a model or a tool: fenced, never read as instructions

@@ -5,7 +5,7 @@ process (controller or xdist worker) from ``RunOptions`` (``planning``); the sui
 ``options.suite`` names (``suites.make_suite``) plans its cells and answers for each cell.
 The session only sequences the run's jobs, each in its own module:
 
-* ``run_folders``: run.json and its plan, the selection, skips, set-aside records, world copies;
+* ``folders``: run.json and its plan, the selection, skips, set-aside records, world copies;
 * ``provider_setup``: keys and data notices, the providers (pacer, ledger), Ollama variants, usage;
 * ``cell_checkpoints``: a fresh, saved (before every request) and restored checkpoint;
 * ``cell_stops``: what a provider's stop does (kept, unsaved, not applicable; spent.json);
@@ -22,11 +22,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval import cell_checkpoints, cell_records, run_folders
-from pytest_assistant_eval.cell_stops import Stops
+from pytest_assistant_eval.run import cell_checkpoints
+from pytest_assistant_eval.run import cell_records
+from pytest_assistant_eval.run import folders as run_folders
+from pytest_assistant_eval.run.cell_stops import Stops
 from pytest_assistant_eval.conversation.checkpoint import CheckpointJournal, checkpoint_path, counted_requests
 from pytest_assistant_eval.conversation.loop import Conversation, Limits
-from pytest_assistant_eval.planning import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
+from pytest_assistant_eval.run.planning import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
     CELL_ID,
     KNOWN_PRESETS,
     CellResult,
@@ -44,11 +46,11 @@ from pytest_assistant_eval.planning import (  # noqa: F401 - re-exported: the pl
     results_dir,
     tool_definitions,
 )
-from pytest_assistant_eval.provider_setup import USER_LABEL, Providers, take_attempts, today
+from pytest_assistant_eval.run.provider_setup import USER_LABEL, Providers, take_attempts, today
 from pytest_assistant_eval.providers.errors import ProviderError
 from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.records import git_commit
-from pytest_assistant_eval.run_folders import BROKEN_DIR, WORK_DIR  # noqa: F401 - re-exported
+from pytest_assistant_eval.run.folders import BROKEN_DIR, WORK_DIR  # noqa: F401 - re-exported
 from pytest_assistant_eval.suites import make_suite
 from pytest_assistant_eval.suites.base import FinishedCell
 
@@ -90,7 +92,7 @@ class RunSession:
                                    data_source=self.suite.data_source)
         self.stops = Stops()
         self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
-        from pytest_assistant_eval.skips import read_skips
+        from pytest_assistant_eval.run.skips import read_skips
 
         self._skips = {label: read_skips(results_dir(options, spec)) for label, spec in self.models.items()}
         self.providers.check_routes()
@@ -255,7 +257,7 @@ class RunSession:
         done = FinishedCell(cell, spec, final, conversation, world, start_state, end_state, log, started_at, cp)
         record = cell_records.add_session_fields(prepared.record(done), cp, probe, variant_ctx)
         if record["attempts"]:
-            from pytest_assistant_eval.spent import record_saved_attempts
+            from pytest_assistant_eval.run.spent import record_saved_attempts
 
             record_saved_attempts(results_dir(self.options, spec), cell.cell_id, record["attempts"],
                                   pace=self.options.pace, stream=self.options.stream, secrets=self._secrets())
@@ -280,7 +282,7 @@ class RunSession:
 
     def usage_lines(self) -> list[str]:
         """The run's requests and tokens per provider, as every process of it added them to run.json."""
-        from pytest_assistant_eval.usage import read_usage, usage_lines
+        from pytest_assistant_eval.run.usage import read_usage, usage_lines
 
         lines: list[str] = []
         for spec in self.models.values():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from pytest_assistant_eval.grading.normalise import fold
+from pytest_assistant_eval.judging.normalise import fold
 
 _GRADER = r"(?:grader|graders|judge|judges|evaluator|evaluators|assessor|marker|reviewer|reviewers)"
 _HINTS = [
@@ -68,7 +68,7 @@ def assistant_texts(record: dict[str, Any]) -> list[str]:
 def grader_hints(texts: Iterable[str]) -> list[str]:
     """Why these texts seem to address a grader (empty: they do not).
 
-    Each text is read in its folded spellings (grading/normalise.py): look-alike and full-width
+    Each text is read in its folded spellings (judging/normalise.py): look-alike and full-width
     letters, zero-width characters and spaced letters do not hide a word from the scan."""
     found: list[str] = []
     for text in texts:

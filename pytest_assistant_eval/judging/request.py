@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
-from pytest_assistant_eval.grading.blind import Blinder, LeakContext, leaks
-from pytest_assistant_eval.grading.fences import check_texts, fence
-from pytest_assistant_eval.grading.material import Section
+from pytest_assistant_eval.judging.blind import Blinder, LeakContext, leaks
+from pytest_assistant_eval.judging.fences import check_texts, fence
+from pytest_assistant_eval.judging.items import Section
 
 JUDGE_RUBRIC = "j2"  # j2: settled items shown with evidence and contestable; claims items; a false "no data" is wrong
 MAX_OUTPUT_TOKENS = 2048

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_assistant_eval.cell_checkpoints import now
+from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.conversation.checkpoint import write_checkpoint
-from pytest_assistant_eval.planning import CellResult, ModelSpec
-from pytest_assistant_eval.provider_setup import take_attempts
+from pytest_assistant_eval.run.planning import CellResult, ModelSpec
+from pytest_assistant_eval.run.provider_setup import take_attempts
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
 from pytest_assistant_eval.providers.secret import Secrets
 
@@ -119,7 +119,7 @@ class Stops:
         in a row for the per-minute input-token quota makes the cell not applicable (S4.9):
         ``write_na(cp, conversation, exc)`` writes its record.
         """
-        from pytest_assistant_eval import spent
+        from pytest_assistant_eval.run import spent
 
         user_provider = getattr(conversation.user, "provider", None)
         attempts = [*take_attempts(conversation.assistant),

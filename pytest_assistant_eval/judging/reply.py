@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.grading.judge_request import REASON_MAX, JudgeRequest
+from pytest_assistant_eval.judging.request import REASON_MAX, JudgeRequest
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Iterable
 
 from functools import lru_cache
 
-from pytest_assistant_eval.grading.normalise import Folded, fold, merge_spans, windows
+from pytest_assistant_eval.judging.normalise import Folded, fold, merge_spans, windows
 
 ASSISTANT = "[assistant]"
 LEVEL = "[level]"
@@ -55,7 +55,7 @@ def _cap_pattern(cap_values: Iterable[int]) -> re.Pattern[str] | None:
                       r"|\b(?:" + values + r")\s+characters cut\b")
 
 
-# The spellings a scan reads besides the text itself (grading/normalise.py): names in look-alike
+# The spellings a scan reads besides the text itself (judging/normalise.py): names in look-alike
 # letters, with digits for letters or spaced apart; caps with their numbers in words.
 _PLAIN = ({},)
 _NAME_FORMS = ({}, {"leet": True, "spaced": True, "one": "l"}, {"leet": True, "spaced": True, "one": "i"})
