@@ -58,6 +58,9 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
                  "relax_data_collection", "allow_cpu_offload"):
         if getattr(args, flag):
             argv.append(f"--{flag.replace('_', '-')}")
+    from pytest_assistant_eval.run.model_options import forward
+
+    argv += forward(args)  # --agent-path, --temperature ... (issue 33)
     if args.workers is not None:
         argv += ["-n", str(args.workers)]
     argv += list(extra)
@@ -123,6 +126,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="record CELL as skipped by the owner and run nothing; needs --skip-reason")
     p.add_argument("--skip-reason", help="why the --skip cells are skipped")
     p.add_argument("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
+    from pytest_assistant_eval.run.model_options import add_cli_options
+
+    add_cli_options(p)
 
 
 def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
