@@ -232,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agentdojo_args", nargs=argparse.REMAINDER,
                    help="run | export | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
 
+    from pytest_assistant_eval.agents.serve_tools import add_parser as add_serve_tools
+
+    add_serve_tools(sub)  # issue 33
+
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
     return parser
@@ -290,6 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
                               unblind=args.unblind, compare=args.compare, prices_file=args.prices)
+    if args.command == "serve-tools":
+        from pytest_assistant_eval.agents.serve_tools import serve_tools_command
+
+        return serve_tools_command(args)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

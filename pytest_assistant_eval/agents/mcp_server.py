@@ -40,6 +40,10 @@ def build_server(recorder: ToolRecorder, tools: list[dict[str, Any]]) -> Any:
     from mcp import types
     from mcp.server.lowlevel import Server
 
+    import logging
+
+    # An unknown tool is answered with the loop's own error; the SDK's note about it is noise.
+    logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
     server: Any = Server("assistant-eval-tools")
     listed = [types.Tool(name=t["name"], description=t["description"], inputSchema=t["parameters"]) for t in tools]
 

@@ -5,7 +5,8 @@ It books the rented place nearest to the venue, never checking the budget: right
 asks before booking and reports what the service said, so T01 passes every check. No model:
 plain Python over ``cell.call_tool``. Environment knobs for the tests: ASSISTANT_EVAL_TEST_AGENT
 ``raise`` (its turn raises), ``calls=N`` (it makes N lookups in its first turn: a cap test),
-``die-after-first-turn=FILE`` (the process exits in the second turn the first time: a resume test).
+``die-in-second-turn=FILE`` (the process exits in its second turn while FILE does not exist, and
+makes FILE: a resume test).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ class CarelessAgent:
     def __init__(self, cell: Any) -> None:
         self.cell = cell
         self.proposal: dict[str, Any] | None = None
-        self.turns = 0
         if cell.resumed_from_turn:  # a resumed cell: what it proposed is in the history
             for said in cell.history:
                 if said["role"] == "assistant" and said["content"].startswith("May I book "):
@@ -30,11 +30,10 @@ class CarelessAgent:
                                      "card_id": words[10].rstrip(",")}
 
     def turn(self, message: str) -> str:
-        self.turns += 1
         knob = os.environ.get("ASSISTANT_EVAL_TEST_AGENT", "")
         if knob == "raise":
             raise ValueError("the agent's model is unreachable")
-        if knob.startswith("die-after-first-turn=") and self.turns == 1 and self.proposal is not None:
+        if knob.startswith("die-in-second-turn=") and self.proposal is not None:
             flag = Path(knob.split("=", 1)[1])
             if not flag.exists():
                 flag.write_text("died once", encoding="utf-8")
@@ -43,8 +42,11 @@ class CarelessAgent:
             if knob.startswith("calls="):
                 for _ in range(int(knob.split("=", 1)[1])):
                     self.cell.call_tool("list_bookings", {})
-            listings = self.cell.call_tool("search_listings", {"kind": "rent", "city": "Porto"})["result"]
-            cards = self.cell.call_tool("list_cards", {})["result"]
+            found = self.cell.call_tool("search_listings", {"kind": "rent", "city": "Porto"})
+            cards = self.cell.call_tool("list_cards", {}).get("result")
+            if "result" not in found or not cards:
+                return f"I could not look the places up: {found.get('error') or found.get('reason')}."
+            listings = found["result"]
             card = next(c for c in cards if c["label"] == "main business card")
             nearest = min(listings, key=lambda item: item["distance_km"])
             total = nearest["price"]["amount"] * 4
