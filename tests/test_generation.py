@@ -65,7 +65,7 @@ def test_a_models_file_gives_each_model_its_own_settings(tmp_path):
         ("gpt-4.1-mini_t0.9_s5", (("temperature", 0.9), ("seed", 5))),
         ("o4-mini_t0.9", (("temperature", 0.9),))]
     models.write_text("openai:gpt-4.1 warmth=0.2\n", encoding="utf-8")
-    with pytest.raises(UsageError, match=r"models.txt:1: expected 'PRESET:MODEL \[base_url=URL\] \[SETTING=VALUE"):
+    with pytest.raises(UsageError, match=r"models.txt:1: expected 'PRESET:MODEL \[base_url=URL\]' and generation settings as SETTING=VALUE"):
         parse_models(None, [], models_file=models)
 
 

@@ -86,6 +86,7 @@ def bind_socket(port: int = 0) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # a client that connects before the server runs waits in the backlog, not refused
     return sock
 
 
@@ -105,8 +106,8 @@ class HTTPToolServer:
         self._thread: threading.Thread | None = None
         self.url = ""
 
-    def start(self, timeout: float = 30.0) -> None:
-        sock = bind_socket()
+    def start(self, sock: socket.socket | None = None, timeout: float = 30.0) -> None:
+        sock = sock or bind_socket()
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
         self._server = _uvicorn(_app(build_server(self.recorder, self.tools)))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
@@ -129,8 +130,23 @@ class HTTPToolServer:
 
 
 def serve_http(recorder: ToolRecorder, tools: list[dict[str, Any]], sock: socket.socket) -> None:
-    """Serve on ``sock`` in this thread until SIGINT or SIGTERM (uvicorn's own handling)."""
-    _uvicorn(_app(build_server(recorder, tools))).run(sockets=[sock])
+    """Serve on ``sock`` until SIGINT or SIGTERM, then return (the caller writes the log).
+
+    The server runs in a thread: uvicorn in the main thread would raise the signal again once
+    it has shut down, and the process would end before anything is written."""
+    import signal
+
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server = HTTPToolServer(recorder, tools)
+    try:
+        server.start(sock)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        server.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def serve_stdio(recorder: ToolRecorder, tools: list[dict[str, Any]]) -> None:

@@ -2,7 +2,7 @@
 
 An agent written in another language can be tried by hand against the same world a cell gets:
 the case's variant and policy and the level's tools, caps and result format, planned exactly as
-``assistant-eval run`` plans the cell (``CalibrationSuite.prepare``). Every call is recorded
+``assistant-eval run`` plans the cell (the calibration suite's ``prepare``). Every call is recorded
 through the same ``ToolRecorder`` that backs ``cell.mcp_url``; there are no user turns here, so
 every call counts in turn 0 against the level's per-turn cap. When the server stops (Ctrl-C or
 SIGTERM over HTTP, the client closing stdin over stdio) it writes the service log, the tool
@@ -37,12 +37,12 @@ def add_parser(sub: Any) -> None:
 
 def _prepared(world: Path, calibration: Path, case: str, level: str) -> Any:
     from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError
-    from pytest_assistant_eval.suites.calibration.suite import CalibrationSuite
+    from pytest_assistant_eval.suites import make_suite
 
     spec = ModelSpec("agent", "serve_tools:served")
     options = RunOptions(world=world, out=Path(tempfile.gettempdir()), models=(spec,), calibration=calibration,
                          levels=(level,), repeats=1)
-    suite = CalibrationSuite(options)
+    suite = make_suite(options)  # the calibration suite, as a run plans its cells
     cell = next((c for c in suite.cells if c.case_id == case), None)
     if cell is None:
         known = sorted({c.case_id for c in suite.cells})

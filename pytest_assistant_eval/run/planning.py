@@ -96,8 +96,8 @@ def read_model_lines(path: Path) -> list[tuple[str, str | None, dict[str, str]]]
         for extra in words[1:]:
             name, _, value = extra.partition("=")
             if name not in ("base_url", *NAMES) or not value:
-                raise UsageError(f"{path}:{number}: expected 'PRESET:MODEL [base_url=URL] [SETTING=VALUE ...]' "
-                                 f"(settings: {', '.join(NAMES)}), found {raw.strip()!r}")
+                raise UsageError(f"{path}:{number}: expected 'PRESET:MODEL [base_url=URL]' and generation settings "
+                                 f"as SETTING=VALUE ({', '.join(NAMES)}), found {raw.strip()!r}")
             if name == "base_url":
                 base_url = value
             else:
