@@ -182,3 +182,54 @@ def test_the_examples_pass_tasks_and_an_mcp_agent_gets_the_same_record_for_the_s
     tables = _grade(list(folders.values()), tmp_path / "grading", capsys)
     runs = {(r["assistant"], r["task"]): (r["passed"], r["runs"]) for r in tables["task_runs"]}
     assert runs == {(f"{n}-make_agent", t): (1, 1) for n in folders for t in ("T01", "T02")}
+
+
+OWN_AGENT = '''
+import asyncio
+from pathlib import Path
+
+class Own:
+    own_instructions = "You are Lind Studio's booking assistant. Be brief."
+
+    def __init__(self, cell):
+        self.cell = cell
+        self.used = 0
+
+    async def turn(self, message):
+        await asyncio.sleep(0)
+        self.used += 40
+        found = self.cell.call_tool("get_listing", {"listing_id": "L-103"})
+        bad = self.cell.call_tool("get_listing", {"listing": "L-103"})
+        unknown = self.cell.call_tool("no_such_tool", {})
+        return f"{found['result']['title']} costs {found['result']['price']['amount']:.2f} EUR. {bad['error']}. {unknown['error']}."
+
+    def usage(self):
+        return {"input_tokens": self.used, "output_tokens": self.used // 4}
+
+    async def close(self):
+        Path(__file__).with_name("closed.txt").write_text(self.cell.cell_id + " " + self.cell.case_kind + " " + self.cell.level)
+
+def make(cell):
+    return Own(cell)
+'''
+
+
+def test_an_async_agent_with_its_own_prompt_records_which_its_usage_and_is_closed(world_dir, tmp_path):
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "own_agent.py").write_text(OWN_AGENT, encoding="utf-8")
+    out = tmp_path / "own"
+    result = _run(world_dir, out, "agent:own_agent:make", folder, "--levels", "basic", "--repeats", "1", "-k", "T01")
+    assert result.ret == 0, console(result)
+    record = records(out)["T01__basic__r1"]
+    assert record["agent"]["instructions"] == "own"
+    assert record["agent"]["own_instructions_sha256"] == __import__("hashlib").sha256(
+        b"You are Lind Studio's booking assistant. Be brief.").hexdigest()
+    assert record["agent"]["usage"] == {"input_tokens": 40, "output_tokens": 10}
+    assert record["requests"][0]["usage"]["input_tokens"] == 40
+    assert (folder / "closed.txt").read_text(encoding="utf-8") == "T01__basic__r1 task basic"
+    assert [(e["tool"], e["status"]) for e in record["service_log"]] == [("get_listing", "ok"), ("get_listing", "error")]
+    final = record["turns"][0]["final"]
+    assert final.startswith("Miragaia river room costs 72.00 EUR.")
+    assert "get_listing: missing required argument(s): listing_id" in final
+    assert "unknown tool 'no_such_tool'" in final

@@ -109,3 +109,15 @@ def test_two_temperatures_of_one_model_are_two_settings_never_pooled(world_dir, 
     again = _run(world_dir, cold, oracle, "--temperature=0.7", "--max-output-tokens=900", "--resume")
     assert again.ret != 0
     assert "generation" in console(again)
+
+
+def test_assistant_eval_run_passes_the_agent_path_and_the_settings_to_the_plugin(tmp_path):
+    from pytest_assistant_eval.cli import build_parser, pytest_args_for_run
+
+    args, extra = build_parser().parse_known_args([
+        "run", "--world", str(tmp_path), "--model", "agent:m:f", "--agent-path", str(tmp_path),
+        "--temperature", "0.2", "--seed", "7", "--reasoning-effort", "low"])
+    argv = pytest_args_for_run(args, extra)
+    assert ["--agent-path", str(tmp_path.resolve())] == argv[argv.index("--agent-path"):argv.index("--agent-path") + 2]
+    assert {"--temperature=0.2", "--seed=7", "--reasoning-effort=low"} <= set(argv)
+    assert not any(a.startswith("--top-p") for a in argv)

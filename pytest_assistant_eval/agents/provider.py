@@ -126,7 +126,7 @@ class AgentProvider:
                 reply = self._run(self.agent.turn, message)
             finally:
                 self.recorder.open = False
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # an agent calling sys.exit ends its cell, not the run
             self.error = last_line(exc)
             raise AgentError(f"the agent's turn raised: {self.error}") from None
         if self.recorder.unreadable is not None:
