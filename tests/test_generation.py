@@ -121,3 +121,11 @@ def test_assistant_eval_run_passes_the_agent_path_and_the_settings_to_the_plugin
     assert ["--agent-path", str(tmp_path.resolve())] == argv[argv.index("--agent-path"):argv.index("--agent-path") + 2]
     assert {"--temperature=0.2", "--seed=7", "--reasoning-effort=low"} <= set(argv)
     assert not any(a.startswith("--top-p") for a in argv)
+
+
+def test_a_price_of_a_model_run_with_settings_is_the_models():
+    from pytest_assistant_eval.tables.prices import route_key
+
+    assert route_key("openai", "gpt-4.1 (temperature=0.2, seed=7)") == route_key("openai", "gpt-4.1") == "openai:gpt-4.1"
+    with pytest.raises(GenerationError, match="max_output_tokens: the scripted assistants do not sample"):
+        provider_options("scripted", parse_settings({"max_output_tokens": 500}))

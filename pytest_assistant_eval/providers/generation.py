@@ -110,13 +110,13 @@ def provider_options(preset: str, settings: tuple[tuple[str, Any], ...]) -> dict
 
     ``max_output_tokens`` is not among them (it is the request's own limit). A setting the
     provider has none of is refused with what to change."""
+    if settings and preset in ("scripted", "agent"):
+        whose = ("the scripted assistants do not sample" if preset == "scripted"
+                 else "an agent's own model calls are its own: set them in the agent")
+        raise GenerationError(f"{', '.join(name for name, _ in settings)}: {whose}")
     given = {k: v for k, v in settings if k != "max_output_tokens"}
     if not given:
         return {}
-    if preset in ("scripted", "agent"):
-        whose = ("the scripted assistants do not sample" if preset == "scripted"
-                 else "an agent's own model calls are its own: set them in the agent")
-        raise GenerationError(f"{', '.join(given)}: {whose}")
     options: dict[str, Any] = {}
     effort = given.pop("reasoning_effort", None)
     if preset in ("openai", "openai-compatible", "openrouter"):
