@@ -104,6 +104,8 @@ def test_an_agent_whose_turn_raises_ends_its_cell_as_an_error_and_the_run_goes_o
     result = _run(world_dir, out, CARELESS, TEST_AGENTS, *PAIR, ASSISTANT_EVAL_TEST_AGENT="raise")
     assert result.ret == 0, console(result)
     assert "done 2" in console(result)
+    assert ("T01__basic__r1: the agent's turn raised (ValueError: the agent's model is unreachable): "
+            "the cell ended there") in console(result)
     cells = records(out)
     assert set(cells) == {"T01__basic__r1", "T02__basic__r1"}  # the second cell ran after the first one's error
     for record in cells.values():

@@ -264,6 +264,8 @@ class RunSession:
         record = cell_records.add_session_fields(prepared.record(done), cp, probe, variant_ctx)
         if hasattr(assistant, "end_cell"):
             record["agent"] = agent_fields  # docs/agents.md: which instructions, its usage, its error
+            if agent_fields.get("error"):
+                notes.append(f"{cell.cell_id}: the agent's turn raised ({agent_fields['error']}): the cell ended there")
         if record["attempts"]:
             from pytest_assistant_eval.run.spent import record_saved_attempts
 
