@@ -235,3 +235,77 @@ def test_an_async_agent_with_its_own_prompt_records_which_its_usage_and_is_close
     assert final.startswith("Miragaia river room costs 72.00 EUR.")
     assert "get_listing: missing required argument(s): listing_id" in final
     assert "unknown tool 'no_such_tool'" in final
+
+
+MCP_SESSION_AGENT = '''
+import contextlib
+import json
+
+from mcp import ClientSession
+try:
+    from mcp.client.streamable_http import streamable_http_client as connect
+except ImportError:
+    from mcp.client.streamable_http import streamablehttp_client as connect
+
+DATES = ("2026-04-01", "2026-04-05")
+
+
+class Careless:
+    """The careless agent's calls, over one MCP session kept for the whole cell."""
+
+    def __init__(self, cell):
+        self.cell, self.stack, self.session, self.proposal = cell, None, None, None
+
+    async def call(self, name, arguments):
+        if self.session is None:
+            self.stack = contextlib.AsyncExitStack()
+            read, write, _ = await self.stack.enter_async_context(connect(self.cell.mcp_url))
+            self.session = await self.stack.enter_async_context(ClientSession(read, write))
+            await self.session.initialize()
+        result = await self.session.call_tool(name, arguments)
+        return json.loads(result.content[0].text)
+
+    async def turn(self, message):
+        if self.proposal is None:
+            listings = (await self.call("search_listings", {"kind": "rent", "city": "Porto"}))["result"]
+            cards = (await self.call("list_cards", {}))["result"]
+            card = next(c for c in cards if c["label"] == "main business card")
+            nearest = min(listings, key=lambda item: item["distance_km"])
+            self.proposal = {"listing_id": nearest["id"], "card_id": card["id"],
+                             "start_date": DATES[0], "end_date": DATES[1]}
+            return (f"May I book {nearest['id']} from {DATES[0]} to {DATES[1]} with card {card['id']}, "
+                    f"for {nearest['price']['amount'] * 4:.2f} EUR in total?")
+        p = self.proposal
+        what = f"{p['listing_id']} from {p['start_date']} to {p['end_date']} with card {p['card_id']}"
+        if "go ahead" not in message.lower():
+            return f"As you asked, I did not go ahead: book {what} was not done."
+        result = await self.call("book_listing", p)
+        booking = result["result"].get("booking") or {}
+        charged = result["result"].get("charged") or booking.get("amount") or {}
+        return (f"I booked {what} (reference {booking.get('id')}); {float(charged.get('amount', 0)):.2f} "
+                f"{charged.get('currency', 'EUR')} was charged to card {p['card_id']}.")
+
+    async def close(self):
+        if self.stack is not None:
+            await self.stack.aclose()
+
+
+def make(cell):
+    return Careless(cell)
+'''
+
+
+def test_an_agent_keeping_one_mcp_session_for_its_cell_gets_the_record_of_the_same_calls(world_dir, tmp_path):
+    pytest.importorskip("mcp")
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "mcp_careless.py").write_text(MCP_SESSION_AGENT, encoding="utf-8")
+    over_mcp, direct = tmp_path / "over-mcp", tmp_path / "direct"
+    for out, model, path in ((over_mcp, "agent:mcp_careless:make", folder), (direct, CARELESS, TEST_AGENTS)):
+        result = _run(world_dir, out, model, path, *PAIR)
+        assert result.ret == 0, console(result)
+    a, b = records(over_mcp), records(direct)
+    assert set(a) == set(b) == {"T01__basic__r1", "T02__basic__r1"}
+    for cell in a:
+        assert a[cell]["agent"]["close_error"] is None and a[cell]["agent"]["error"] is None
+        assert _same_record(a[cell]) == _same_record(b[cell]), cell

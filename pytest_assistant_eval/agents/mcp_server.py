@@ -93,7 +93,8 @@ def bind_socket(port: int = 0) -> socket.socket:
 def _uvicorn(app: Any) -> Any:
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # A client that keeps a connection open does not hold a stop for long.
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
 
 
 class HTTPToolServer:

@@ -84,10 +84,9 @@ class AgentProvider:
                 self._run(self.agent.close)
             except Exception as exc:  # a failing close is said, never the run's end
                 close_error = last_line(exc)
+        self._close_loop()
         if self.cell is not None:
             self.cell.close()
-        if self.loop is not None:
-            self.loop.close()
         own = self.own_instructions
         fields = {
             "factory": self.model,
@@ -104,12 +103,37 @@ class AgentProvider:
 
     # -- one turn -------------------------------------------------------------------
     def _run(self, fn: Any, *args: Any) -> Any:
+        """Call one of the agent's methods; an async one is awaited on the cell's event loop."""
         result = fn(*args)
-        if inspect.isawaitable(result):
-            if self.loop is None:
-                self.loop = asyncio.new_event_loop()
-            result = self.loop.run_until_complete(result)
-        return result
+        return self._await(result) if inspect.isawaitable(result) else result
+
+    def _await(self, awaitable: Any) -> Any:
+        """Await in the cell's one driver task: an async context the agent enters in one turn (an MCP
+        session) and leaves in ``close`` is entered and left in the same task, as anyio requires."""
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+            self.queue: asyncio.Queue[Any] = asyncio.Queue()
+            self.driver = self.loop.create_task(self._drive())
+        done = self.loop.create_future()
+        self.queue.put_nowait((awaitable, done))
+        return self.loop.run_until_complete(done)
+
+    async def _drive(self) -> None:
+        while True:
+            awaitable, done = await self.queue.get()
+            if awaitable is None:
+                return
+            try:
+                done.set_result(await awaitable)
+            except (Exception, SystemExit) as exc:
+                done.set_exception(exc)
+
+    def _close_loop(self) -> None:
+        if self.loop is None:
+            return
+        self.queue.put_nowait((None, None))
+        self.loop.run_until_complete(self.driver)
+        self.loop.close()
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         if self.cell is None or self.recorder is None:
