@@ -92,7 +92,7 @@ class AgentProvider:
             "factory": self.model,
             "instructions": "own" if own else "level",
             "own_instructions_sha256": hashlib.sha256(own.encode("utf-8")).hexdigest() if own else None,
-            "usage": dict(self.usage_seen) if self.usage_seen else None,
+            "usage": self._cell_usage(),
             "error": self.error,
             "usage_error": self.usage_error,
             "close_error": close_error,
@@ -100,6 +100,18 @@ class AgentProvider:
         }
         self._clear()
         return fields
+
+    def _cell_usage(self) -> dict[str, int] | None:
+        """The tokens of every turn of the cell as the requests log has them (a resumed cell's earlier
+        turns too: the agent's own count starts again with the fresh agent)."""
+        if self.recorder is None:
+            return None
+        total: dict[str, int] = {}
+        for request in self.recorder.conversation.requests_log:
+            for name, value in (request.get("usage") or {}).items():
+                if name in USAGE_FIELDS and value is not None:
+                    total[name] = total.get(name, 0) + int(value)
+        return total or None
 
     # -- one turn -------------------------------------------------------------------
     def _run(self, fn: Any, *args: Any) -> Any:
