@@ -58,6 +58,9 @@ def pytest_args_for_run(args: argparse.Namespace, extra: Sequence[str]) -> list[
                  "relax_data_collection", "allow_cpu_offload"):
         if getattr(args, flag):
             argv.append(f"--{flag.replace('_', '-')}")
+    from pytest_assistant_eval.run.model_options import forward
+
+    argv += forward(args)  # --agent-path, --temperature ... (issue 33)
     if args.workers is not None:
         argv += ["-n", str(args.workers)]
     argv += list(extra)
@@ -123,6 +126,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="record CELL as skipped by the owner and run nothing; needs --skip-reason")
     p.add_argument("--skip-reason", help="why the --skip cells are skipped")
     p.add_argument("--unskip", action="append", default=[], metavar="CELL", help="take a skipped cell back")
+    from pytest_assistant_eval.run.model_options import add_cli_options
+
+    add_cli_options(p)
 
 
 def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
@@ -226,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agentdojo_args", nargs=argparse.REMAINDER,
                    help="run | export | grade | board | crosscheck and their options (assistant-eval agentdojo ACTION --help)")
 
+    from pytest_assistant_eval.agents.serve_tools import add_parser as add_serve_tools
+
+    add_serve_tools(sub)  # issue 33
+
     for child in sub.choices.values():
         _add_calibration(child, argparse.SUPPRESS)  # given after the subcommand, it wins; else the top's
     return parser
@@ -284,6 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return report_command(args.dir, args.calibration, args.out, results=args.results, k=args.k,
                               unblind=args.unblind, compare=args.compare, prices_file=args.prices)
+    if args.command == "serve-tools":
+        from pytest_assistant_eval.agents.serve_tools import serve_tools_command
+
+        return serve_tools_command(args)
     if args.command == "demo":
         from pytest_assistant_eval.demo import demo_command
 

@@ -49,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--out", type=Path, default=None,
                     help="results folder, a parent folder when several models run "
                          "(default: _eval_reports/results in the current folder, which git ignores)")
+    from pytest_assistant_eval.run.model_options import add_pytest_options
+
+    add_pytest_options(group)  # --agent-path, --temperature ... (issue 33)
     group.addoption("--levels", help="comma-separated levels (default: every level in levels.yaml)")
     group.addoption("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
     group.addoption("--resume", action="store_true", help="continue a results folder: finished cells are skipped")
@@ -126,7 +129,10 @@ def _options(config: pytest.Config) -> runner.RunOptions:
         raise pytest.UsageError("assistant-eval needs --world DIR/'Grounding world ä' "
                                 "(build a world first: assistant-eval build --out DIR)")
     try:
-        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"))
+        from pytest_assistant_eval.run.model_options import generation_from
+
+        models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"),
+                                     generation_from(get))
     except runner.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None
@@ -147,7 +153,13 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              ollama_contexts=_ollama_contexts(get("ollama_context")),
                              allow_cpu_offload=get("allow_cpu_offload"),
                              request_deadline=_deadline(get("request_deadline")),
-                             suite=suite, suite_options=suite_options)
+                             suite=suite, suite_options=suite_options, agent_path=_agent_paths(get))
+
+
+def _agent_paths(get: Any) -> tuple[Path, ...]:
+    from pytest_assistant_eval.run.model_options import agent_paths
+
+    return agent_paths(get)
 
 
 def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:

@@ -319,6 +319,10 @@ class Conversation:
             return
         self._end_of_turn(message.content)
 
+    def run_tool_calls(self, message: Message) -> None:
+        """Run an answer's tool calls as the loop does (an agent's calls come this way, issue 33)."""
+        self._run_tools(message)
+
     def _run_tools(self, message: Message) -> None:
         state = self.state
         unreadable = all(c.parse_error for c in message.tool_calls)

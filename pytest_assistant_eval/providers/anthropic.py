@@ -152,8 +152,9 @@ class AnthropicProvider(HTTPProvider):
             body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                              for t in request.tools]
             body["tool_choice"] = _TOOL_CHOICE[request.tool_choice]
-        if "temperature" in self.options:
-            body["temperature"] = self.options["temperature"]
+        for name in ("temperature", "top_p"):  # providers/generation.py
+            if name in self.options:
+                body[name] = self.options[name]
         if "thinking" in self.options:
             body["thinking"] = self.options["thinking"]
         body["stream"] = stream

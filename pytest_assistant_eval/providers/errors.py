@@ -29,6 +29,7 @@ CODES: dict[str, Kind] = {
     "cut_off": "graded",
     "context_too_long": "graded",
     "refusal": "graded",
+    "agent_error": "graded",  # an agent's turn() raised (issue 33, docs/agents.md): the cell ends, graded
     "busy": "temporary",
     "overloaded": "temporary",
     "rate_limit": "temporary",

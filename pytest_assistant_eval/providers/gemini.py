@@ -192,8 +192,9 @@ class GeminiProvider(HTTPProvider):
                 for t in request.tools]}]
             body["toolConfig"] = {"functionCallingConfig": {"mode": _MODES[request.tool_choice]}}
         config: dict[str, Any] = {"maxOutputTokens": request.max_output_tokens}
-        if "temperature" in self.options:
-            config["temperature"] = self.options["temperature"]
+        for name in ("temperature", "topP", "seed"):  # providers/generation.py
+            if name in self.options:
+                config[name] = self.options[name]
         if "thinkingConfig" in self.options:
             config["thinkingConfig"] = self.options["thinkingConfig"]
         body["generationConfig"] = config

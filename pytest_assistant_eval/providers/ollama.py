@@ -98,7 +98,7 @@ class OllamaProvider(HTTPProvider):
         if self.options.get("num_ctx") is not None:
             options["num_ctx"] = int(self.options["num_ctx"])
         options["num_predict"] = request.max_output_tokens
-        for name in ("temperature", "seed"):
+        for name in ("temperature", "top_p", "seed"):  # providers/generation.py
             if name in self.options:
                 options[name] = self.options[name]
         body["options"] = options

@@ -167,7 +167,7 @@ class OpenAICompatProvider(HTTPProvider):
             body["tools"] = tools_to_openai(request)
             body["tool_choice"] = request.tool_choice
         body[self.max_tokens_field] = request.max_output_tokens
-        for name in ("temperature", "seed"):
+        for name in ("temperature", "top_p", "seed", "reasoning_effort", "reasoning"):  # providers/generation.py
             if name in self.options:
                 body[name] = self.options[name]
         body["stream"] = stream

@@ -55,7 +55,8 @@ def prepare(options: RunOptions, suite: Any, models: dict[str, ModelSpec], commi
                 raise UsageError(f"{folder.name}: run.json is of format {found!r}, not this suite's "
                                  f"{suite.run_format!r}; choose another --out")
             if data["identity"] != identity:
-                differs = sorted(k for k in identity if data["identity"].get(k) != identity[k])
+                differs = sorted(k for k in {*identity, *data["identity"]}  # a key only one has differs too
+                                 if data["identity"].get(k) != identity.get(k))
                 raise UsageError(f"{folder.name}: this results folder belongs to another run "
                                  f"(it differs in {', '.join(differs)}); choose another --out")
             if not options.resume and any((folder / "cells").glob("*.json")):

@@ -23,7 +23,7 @@ from pytest_assistant_eval.world.build import list_variants
 from pytest_assistant_eval.world.fixtures import load_variants
 from pytest_assistant_eval.world.tools import tool_specs
 
-KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible")
+KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible", "agent")
 CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
 
 
@@ -51,8 +51,10 @@ def check_world_path(world: Path) -> None:
 @dataclass(frozen=True)
 class ModelSpec:
     preset: str
-    model: str
+    model: str  # for the agent preset: MODULE:FACTORY (issue 33, docs/agents.md)
     base_url: str | None = None
+    #: Generation settings given (``providers/generation.py``), in its order; () for the provider's defaults.
+    generation: tuple[tuple[str, Any], ...] = ()
 
     @property
     def route(self) -> str:
@@ -60,46 +62,69 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
+        from pytest_assistant_eval.providers.generation import label_suffix
+
+        base = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model).strip("-") or "model"
+        return base + label_suffix(self.generation)
 
 
 def read_models_file(path: Path) -> list[tuple[str, str | None]]:
-    """``--models FILE``: one model a line, ``PRESET:MODEL [base_url=URL]``; ``#`` starts a comment.
+    """``--models FILE`` as ``(PRESET:MODEL, base_url)`` pairs (``read_model_lines`` has the settings too)."""
+    return [(item, url) for item, url, _ in read_model_lines(path)]
 
-    Returns ``(PRESET:MODEL, base_url)`` pairs; a line that is not of that form is refused
+
+def read_model_lines(path: Path) -> list[tuple[str, str | None, dict[str, str]]]:
+    """``--models FILE``: one model a line, ``PRESET:MODEL [base_url=URL] [SETTING=VALUE ...]``; ``#``
+    starts a comment. A setting is a generation setting (``temperature=0.2``, issue 33).
+
+    Returns ``(PRESET:MODEL, base_url, settings)``; a line that is not of that form is refused
     with the file and the line.
     """
+    from pytest_assistant_eval.providers.generation import NAMES
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--models {path}: cannot read it ({exc.strerror})") from None
-    found: list[tuple[str, str | None]] = []
+    found: list[tuple[str, str | None, dict[str, str]]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         words = line.split()
         base_url = None
+        settings: dict[str, str] = {}
         for extra in words[1:]:
-            if not extra.startswith("base_url=") or len(extra) <= len("base_url="):
-                raise UsageError(f"{path}:{number}: expected 'PRESET:MODEL [base_url=URL]', found {raw.strip()!r}")
-            base_url = extra.split("=", 1)[1]
+            name, _, value = extra.partition("=")
+            if name not in ("base_url", *NAMES) or not value:
+                raise UsageError(f"{path}:{number}: expected 'PRESET:MODEL [base_url=URL]' and generation settings "
+                                 f"as SETTING=VALUE ({', '.join(NAMES)}), found {raw.strip()!r}")
+            if name == "base_url":
+                base_url = value
+            else:
+                settings[name] = value
         if ":" not in words[0]:
             raise UsageError(f"{path}:{number}: {words[0]!r} needs its preset: PRESET:MODEL")
-        found.append((words[0], base_url))
+        found.append((words[0], base_url, settings))
     if not found:
         raise UsageError(f"{path}: lists no model")
     return found
 
 
 def parse_models(provider: str | None, models: list[str], base_url: str | None = None,
-                 models_file: Path | None = None) -> list[ModelSpec]:
-    """``--model PRESET:MODEL`` (repeatable), ``--provider P --model M``, or ``--models FILE``."""
+                 models_file: Path | None = None, generation: dict[str, Any] | None = None) -> list[ModelSpec]:
+    """``--model PRESET:MODEL`` (repeatable), ``--provider P --model M``, or ``--models FILE``.
+
+    ``generation``: the run's generation settings (``--temperature`` ...), for every model; a
+    line of ``--models FILE`` may give its own, which replace them for that model."""
+    from pytest_assistant_eval.providers.generation import GenerationError, parse_settings, provider_options
+
     urls: dict[str, str | None] = {}
+    own: dict[str, dict[str, str]] = {}
     if models_file is not None:
-        for item, url in read_models_file(models_file):
+        for item, url, settings in read_model_lines(models_file):
             models = [*models, item]
             urls[item] = url
+            own[item] = settings
     if not models:
         raise UsageError("name a model: --provider PRESET --model MODEL, or --model PRESET:MODEL (repeatable)")
     specs: list[ModelSpec] = []
@@ -118,7 +143,14 @@ def parse_models(provider: str | None, models: list[str], base_url: str | None =
                              f"{', '.join(SCRIPTED_MODELS)}")
         if preset == "openai-compatible" and not model_url:
             raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-        specs.append(ModelSpec(preset, model, model_url if preset != "scripted" else None))
+        if preset == "agent" and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", model):
+            raise UsageError(f"--model agent:{model}: expected agent:MODULE:FACTORY (e.g. agent:my_agent:make_agent)")
+        try:
+            settings = parse_settings({**(generation or {}), **own.get(item, {})})
+            provider_options(preset, settings)  # refused here where the provider has none of a setting
+        except GenerationError as exc:
+            raise UsageError(f"{preset}:{model}: {exc}") from None
+        specs.append(ModelSpec(preset, model, model_url if preset not in ("scripted", "agent") else None, settings))
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise UsageError(f"a model is named twice: {', '.join(labels)}")
@@ -147,6 +179,7 @@ class RunOptions:
     request_deadline: float | None = None  # seconds one attempt may take in all (None: the provider default)
     suite: str = "calibration"  # --suite NAME (suites/__init__.py)
     suite_options: Any = None  # what only that suite reads (AgentDojo: its parts, crossed, cells, attack)
+    agent_path: tuple[Path, ...] = ()  # --agent-path: folders put on the import path for agent:MODULE:FACTORY
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
+from pytest_assistant_eval.providers.generation import provider_options
 from pytest_assistant_eval.providers.scripted import make_scripted
 from pytest_assistant_eval.providers.secret import Secret, Secrets
 
@@ -34,6 +35,11 @@ def retry_extra() -> dict[str, Any]:
     from pytest_assistant_eval.providers.errors import RetryPolicy
 
     return {"retry": RetryPolicy(base_delay=float(delay), max_delay=float(delay))}
+
+
+def generation_options(spec: ModelSpec) -> dict[str, Any]:
+    """The provider options a model's generation settings ask for (issue 33; checked when parsed)."""
+    return provider_options(spec.preset, spec.generation)
 
 
 def today() -> str:
@@ -90,6 +96,11 @@ class Providers:
         """Keys and data notices, before any cell: a clear usage error instead of a failed cell."""
         user = self.options.user_model
         for name, spec in [*self.models.items(), *([(USER_LABEL, user)] if user is not None else [])]:
+            if spec.preset == "agent":  # no key, no notice: its model calls are its own; its factory must load
+                from pytest_assistant_eval.agents.loading import check_factory
+
+                check_factory(spec.model, self.options.agent_path)
+                continue
             if spec.preset == "scripted":
                 continue
             self.keys[name], lines = check_route(spec, self.options.accept_data_notice, self.data_source)
@@ -122,6 +133,10 @@ class Providers:
             return self.cache[name]
         if spec.preset == "scripted":
             provider = self.scripted(spec.model)
+        elif spec.preset == "agent":
+            from pytest_assistant_eval.agents.provider import AgentProvider
+
+            provider = AgentProvider(spec.model, self.options.agent_path)
         else:
             from pytest_assistant_eval.providers.ledger import Ledger
             from pytest_assistant_eval.providers.pacing import Pacer
@@ -141,7 +156,8 @@ class Providers:
             provider = make_provider(spec.preset, spec.model, base_url=spec.base_url, stream=self.options.stream,
                                      key=self.keys.get(name), pacer=pacer,
                                      relax_data_collection=self.options.relax_data_collection,
-                                     **({"options": options} if options else {}), **retry_extra(),
+                                     **({"options": {**generation_options(spec), **(options or {})}}
+                                        if options or spec.generation else {}), **retry_extra(),
                                      **({"deadline": self.options.request_deadline}
                                         if self.options.request_deadline else {}))
         self.cache[name] = provider

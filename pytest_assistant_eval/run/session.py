@@ -48,6 +48,7 @@ from pytest_assistant_eval.run.planning import (  # noqa: F401 - re-exported: th
 )
 from pytest_assistant_eval.run.provider_setup import USER_LABEL, Providers, take_attempts, today
 from pytest_assistant_eval.providers.errors import ProviderError
+from pytest_assistant_eval.providers.generation import apply_to_level
 from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.records import git_commit
 from pytest_assistant_eval.run.folders import BROKEN_DIR, WORK_DIR  # noqa: F401 - re-exported
@@ -208,7 +209,8 @@ class RunSession:
                 start_state = world.snapshot()
                 model_user = self.providers.user_provider if self.options.user_model is not None else None
                 side = prepared.user(start_state, model_user)
-                conversation = Conversation(assistant=assistant, world=world, level=prepared.setting,
+                conversation = Conversation(assistant=assistant, world=world,
+                                            level=apply_to_level(prepared.setting, spec.generation),
                                             model=spec.model, user=side.user,
                                             state=Conversation.start(prepared.setting, prepared.turns),
                                             limits=getattr(prepared, "limits", None) or Limits(),
@@ -241,6 +243,8 @@ class RunSession:
                 conversation.before_request = before_request
                 try:
                     prepared.start(conversation, is_restored)  # a suite's own first step (a tool filter)
+                    if hasattr(assistant, "bind_cell"):  # an agent (issue 33): its tools record into this cell
+                        assistant.bind_cell(conversation, cell, is_restored)
                     final = conversation.run()
                 except ProviderError as exc:
                     stopped = self._stopped(cell, spec, cp_path, cp, conversation, exc)
@@ -250,12 +254,18 @@ class RunSession:
                 end_state = world.snapshot()
                 log = [entry.to_dict() for entry in world.log]
             finally:
+                if hasattr(assistant, "end_cell"):
+                    agent_fields = assistant.end_cell()  # the agent closed, its MCP server stopped
                 world.close()
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         cell_checkpoints.file_attempts(cp, conversation)
         done = FinishedCell(cell, spec, final, conversation, world, start_state, end_state, log, started_at, cp)
         record = cell_records.add_session_fields(prepared.record(done), cp, probe, variant_ctx)
+        if hasattr(assistant, "end_cell"):
+            record["agent"] = agent_fields  # docs/agents.md: which instructions, its usage, its error
+            if agent_fields.get("error"):
+                notes.append(f"{cell.cell_id}: the agent's turn raised ({agent_fields['error']}): the cell ended there")
         if record["attempts"]:
             from pytest_assistant_eval.run.spent import record_saved_attempts
 

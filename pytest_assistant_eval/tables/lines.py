@@ -18,6 +18,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.providers.generation import identity_words
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tables.waiting import (
     WAITING_RULES,
@@ -352,8 +353,10 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
         name = f"scripted:{model_name}" if preset == "scripted" else str(model_name)
         automatic = levels_mod.placement(name, None, window, levels, provider=preset)
         relaxed = [f"data_collection: {identity['data_collection']}"] if identity.get("data_collection") else []
+        settings = identity_words(identity.get("generation"))  # issue 33: two settings are two identities
         common = {"line_format": LINE_FORMAT, "recorded_at": recorded_at, "model": folder, "preset": preset,
-                  "model_name": model_name, "route": identity.get("route"),
+                  "model_name": f"{model_name} ({settings})" if settings else model_name,
+                  "route": identity.get("route"),
                   "free_plan": bool(identity.get("free_plan")), "automatic_level": automatic,
                   "set_version": index.get("set_version"), "key_version": index.get("key_version"),
                   "knobs_relaxed": relaxed, "grading": grading_name}

@@ -55,7 +55,12 @@ class Prices:
 
 
 def route_key(preset: str | None, model_name: str | None) -> str:
-    """The key a model has in a prices file: ``PRESET:MODEL``, as given to ``--model``."""
+    """The key a model has in a prices file: ``PRESET:MODEL``, as given to ``--model``.
+
+    A line's ``model_name`` of a model run with generation settings ends in them
+    (``gpt-4.1 (temperature=0.2)``, issue 33): its price is the model's."""
+    if model_name and model_name.endswith(")") and " (" in model_name:
+        model_name = model_name.rsplit(" (", 1)[0]
     return f"{preset}:{model_name}"
 
 

@@ -202,7 +202,8 @@ class AgentDojoSuite:
         s = self.settings
         return {"preset": spec.preset, "model": spec.model, "address": spec.base_url, "route": spec.route,
                 "benchmark": "agentdojo", "benchmark_version": s.benchmark_version, "attack": s.attack,
-                "defense": s.defense, "conversation": s.conversation, "agentdojo_version": agentdojo_version()}
+                "defense": s.defense, "conversation": s.conversation, "agentdojo_version": agentdojo_version(),
+                **({"generation": dict(spec.generation)} if spec.generation else {})}  # issue 33
 
     def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
         return {"benchmark": "agentdojo", **settings_fields(self.settings, spec), "planned": []}

@@ -27,6 +27,7 @@ from pytest_assistant_eval.run.planning import (
     plan_cells,
     tool_definitions,
 )
+from pytest_assistant_eval.providers.generation import with_generation
 from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
 from pytest_assistant_eval.suites.base import FinishedCell, UserSide
@@ -132,6 +133,7 @@ class CalibrationSuite:
                                 if spec.preset == "ollama" and options.ollama_contexts else None),
             "cpu_offload": ("allowed" if spec.preset == "ollama" and options.allow_cpu_offload else None),
             "world": self.world_identity.fingerprint,
+            **({"generation": dict(spec.generation)} if spec.generation else {}),  # issue 33: a resume keeps them
         }
 
     def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
@@ -169,8 +171,12 @@ class CalibrationSuite:
         else:
             q = self.questions[cell.case_id]
             variant, turns, keys, questions, policy = q.variant, [q.text], (self.keys[q.id],), (q,), Policy()
-        return CalibrationCell(self, cell, spec, self.settings[cell.level], self.keys_of_setting[cell.level],
+        return CalibrationCell(self, cell, spec, self.settings[cell.level], self.setting_key(cell, spec),
                                turns, variant, keys, questions, policy, task)
+
+    def setting_key(self, cell: CellSpec, spec: ModelSpec) -> dict[str, Any]:
+        """The level's key, with the model's generation settings in it when it has any (issue 33)."""
+        return with_generation(self.keys_of_setting[cell.level], spec.generation)
 
     def versions(self) -> dict[str, Any]:
         return {"harness": HARNESS_VERSION, "set_version": self.cases.questions.set_version,
@@ -181,8 +187,9 @@ class CalibrationSuite:
         return {
             "format": CELL_FORMAT, "cell": cell.cell_id, "case": cell.case_id, "kind": cell.kind,
             "class": cell.cls, "level": cell.level, "repeat": cell.repeat,
-            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label},
-            "setting_key": self.keys_of_setting[cell.level],
+            "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label,
+                      **({"generation": dict(spec.generation)} if spec.generation else {})},
+            "setting_key": self.setting_key(cell, spec),
             "world": {"fingerprint": self.world_identity.fingerprint, "built_at": self.world_identity.built_at},
             "versions": self.versions(),
         }
