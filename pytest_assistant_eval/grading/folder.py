@@ -236,6 +236,11 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
           single_model: bool = False, calibration: Path | None = None, options: JudgeOptions | None = None,
           out: Any = None) -> dict[str, Any]:
     options = options or JudgeOptions()
+    if judge == JUDGE_ID and (options.export_requests is not None or options.import_replies is not None):
+        given = "--export-requests" if options.export_requests is not None else "--import-replies"
+        raise GradingError(f"{given} is the file route of a model judge, and the judge is the offline "
+                           f"{JUDGE_ID}, which sends no request: give the judge whose requests these are, "
+                           f"--judge PRESET:MODEL (e.g. --judge openai:gpt-4.1-mini {given} FILE); nothing was graded")
     if judge != JUDGE_ID:
         parse_judge(judge)
     check_model_folders(results, grading_dir)

@@ -22,6 +22,7 @@ from pytest_assistant_eval.tables.model_names import display_names
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tables.usage import LINE_USAGE_FIELDS
 from pytest_assistant_eval.tables.waiting import (
+    NOT_GRADED,
     WAITING_RULES,
     final_verdict,
     review_marker,
@@ -342,7 +343,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
         per_folder[folder].append(ln if every_field else {f: ln.get(f) for f in fields})
 
     for entry in source.ungraded:
-        built.waiting.append((entry["n"], entry["folder"], entry["cell"], ["not graded yet"]))
+        built.waiting.append((entry["n"], entry["folder"], entry["cell"], [NOT_GRADED]))
 
     for folder in source.folders:
         for cell_id, skip in source.skips(folder).items():

@@ -23,6 +23,7 @@ from pytest_assistant_eval.tables.prices import Prices, route_key
 from pytest_assistant_eval.tables.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
 from pytest_assistant_eval.tables.usage import UsageCount, count_usage, judge_usage, usage_text
+from pytest_assistant_eval.tables.waiting import NOT_GRADED, not_graded_advice, shown_numbers
 
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
 
@@ -125,7 +126,8 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
 
 
 def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None,
-                   grading_dir: Path | None = None, prices: Prices | None = None) -> str:
+                   grading_dir: Path | None = None, prices: Prices | None = None,
+                   grading: Mapping[str, Any] | None = None, found: Mapping[str, Any] | None = None) -> str:
     """The summary's tables as text; ``grading_dir`` names the review command for the waiting cells."""
     g = groups or summary_groups(built, level_order)
     questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
@@ -180,15 +182,23 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: S
                 notes.append(f"    {what}: {len(apart)}: {shown}{more}")
     out.append("\n".join(notes))
 
-    if built.waiting:
-        shown = ", ".join(f"#{n}" for n, *_ in sorted(built.waiting)[:12])
-        more = f" and {len(built.waiting) - 12} more" if len(built.waiting) > 12 else ""
+    ungraded, for_owner = split_waiting(built)
+    if ungraded:
+        out.append(not_graded_advice(grading_dir or "GRADING", ungraded, grading or {}, found))
+    if for_owner:
         where = shlex.quote(str(grading_dir)) if grading_dir is not None else "GRADING"
-        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}; review them with: "
-                   f"assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
+        out.append(f"{len(for_owner)} cell(s) wait for review: {shown_numbers(for_owner)}; review them "
+                   + ("once the grading is finished " if ungraded else "")
+                   + f"with: assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
     if built.warnings:
         out.append("\n".join(f"warning: {w}" for w in built.warnings))
     return "\n\n".join(out)
+
+
+def split_waiting(built: BuiltLines) -> tuple[list[int], list[int]]:
+    """The waiting cells' blind numbers: those grade-ai has not graded yet, and those waiting for the owner."""
+    ungraded = sorted(n for n, _, _, why in built.waiting if why == [NOT_GRADED])
+    return ungraded, sorted(n for n, _, _, why in built.waiting if why != [NOT_GRADED])
 
 
 def _grade_of(line: Mapping[str, Any]) -> dict[str, Any]:
@@ -318,7 +328,8 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         return 2
     groups = summary_groups(built, levels.names, source.identities)
     if fmt == "text":
-        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices), file=out)
+        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices,
+                             grading=source.index, found=source.folders), file=out)
         _costs(grading_dir, groups, prices, out)
         _user_errors(built, source, out)
     else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
@@ -332,10 +343,15 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         return 0
     target = results_file or calibration / "results.jsonl"
     try:
-        if built.waiting:
-            shown = ", ".join(f"#{n} ({'; '.join(why)})" for n, _, _, why in sorted(built.waiting)[:5])
-            more = f" and {len(built.waiting) - 5} more" if len(built.waiting) > 5 else ""
-            raise SummaryRefused(f"{len(built.waiting)} cell(s) still wait for review: {shown}{more}; "
+        ungraded, for_owner = split_waiting(built)
+        if ungraded:
+            raise SummaryRefused(f"{not_graded_advice(grading_dir, ungraded, source.index, source.folders)}; "
+                                 "nothing was recorded")
+        if for_owner:
+            why = {n: reasons for n, _, _, reasons in built.waiting}
+            shown = ", ".join(f"#{n} ({'; '.join(why[n])})" for n in for_owner[:5])
+            more = f" and {len(for_owner) - 5} more" if len(for_owner) > 5 else ""
+            raise SummaryRefused(f"{len(for_owner)} cell(s) still wait for review: {shown}{more}; "
                                  f"review them first (assistant-eval review --dir {grading_dir}); nothing was recorded")
         if source.missing_folders:
             raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
