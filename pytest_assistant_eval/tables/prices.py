@@ -50,10 +50,13 @@ class Prices:
     models: dict[str, Price] = field(default_factory=dict)
 
     def price_of(self, key: str) -> Price | None:
-        """The price of ``PRESET:MODEL``; the built-in reference assistants (``scripted:``) cost nothing."""
+        """The price of ``PRESET:MODEL``; the built-in reference assistants (``scripted:``) cost nothing
+        unless the file gives them a price (to try the cost figures out on the demo)."""
+        if key in self.models:
+            return self.models[key]
         if key.startswith("scripted:"):
             return Price(0.0, 0.0)
-        return self.models.get(key)
+        return None
 
     def cost(self, key: str, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None = 0,
              cache_write_tokens: int | None = 0) -> float | None:
