@@ -85,7 +85,7 @@ def relabel_lines(lines: Iterable[dict[str, Any]]) -> None:
     of_line: list[str] = []
     for ln in lines:
         route, model = line_identity(ln)
-        preset = ln.get("preset")
+        preset = ln.get("preset") or (str(route).split("@", 1)[0] if route else None)
         address = str(route).split("@", 1)[1] if route and "@" in str(route) else None
         ident = {"preset": preset, "model": model, "address": address}
         key = identity_key(ident)
