@@ -130,8 +130,7 @@ def _options(config: pytest.Config) -> runner.RunOptions:
         models = runner.parse_models(get("provider"), list(get("model")), get("base_url"), get("models"))
     except runner.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    user_model = _user_model(config)
-    _check_user_model(user_model, models)
+    user_model = _check_user_model(_user_model(config), models)
     levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None
     repeats = get("repeats")
     if repeats is not None and repeats < 1:
@@ -178,20 +177,26 @@ def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
         raise pytest.UsageError(f"--user-model: {exc}") from None
 
 
-def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.ModelSpec]) -> None:
+def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.ModelSpec]
+                      ) -> runner.ModelSpec | None:
     """``--user-model`` plays the user of the assistants of a provider; a scripted assistant keeps the
-    scripted user (its faults are planted against it). Never silently ignored (issue 29)."""
+    scripted user (its faults are planted against it). Never silently ignored: a warning says so (issue 29)."""
     if user_model is None:
-        return
+        return None
     scripted = [f"scripted:{m.model}" for m in models if m.preset == "scripted"]
-    if scripted and len(scripted) == len(models):
-        raise pytest.UsageError(f"--user-model {user_model.preset}:{user_model.model} plays the simulated user of an "
-                                f"assistant behind a provider; the built-in assistants ({', '.join(scripted)}) always "
-                                "answer the scripted user, so it would be ignored: drop --user-model, or add a "
-                                "--model PRESET:MODEL of a provider")
-    if scripted and not os.environ.get("PYTEST_XDIST_WORKER"):
-        print(f"assistant-eval: --user-model plays the user of the assistants behind a provider only; "
-              f"{', '.join(scripted)} keep the scripted user", file=sys.stderr)
+    unused = bool(scripted) and len(scripted) == len(models)
+    if not scripted or os.environ.get("PYTEST_XDIST_WORKER"):
+        return None if unused else user_model  # said once, by the controller
+    given = f"{user_model.preset}:{user_model.model}"
+    if unused:  # dropped: no key, no data notice and no request for a user nobody talks to
+        print(f"assistant-eval: warning: --user-model {given} is not used: it plays the simulated user of an "
+              f"assistant behind a provider, and the built-in assistants ({', '.join(scripted)}) always answer the "
+              "scripted user (their faults are planted against it); no request goes to it", file=sys.stderr)
+        return None
+    else:
+        print(f"assistant-eval: warning: --user-model {given} plays the user of the assistants behind a provider "
+              f"only; {', '.join(scripted)} keep the scripted user", file=sys.stderr)
+    return user_model
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -62,6 +62,9 @@ def collect(cells: list[dict[str, Any]], pairs: dict[str, str], by_level: bool =
             continue
         if grade.outcome == "waiting":
             board.waiting += 1
+            if cell.get("user_error"):  # listed as the summary lists it: its grade is not final yet
+                where = (cell.get('source') or {}).get('cell') or cell.get('case')
+                board.user_error_notes.append(f"{where} (waits for the owner's review): {cell['user_error']}")
             continue
         if grade.outcome == "user_error":
             board.user_error += 1
