@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
     add_format_arguments(p, LEADERBOARD_TABLES)
 
-    p = sub.add_parser("compare", help="two models on the cases both ran: differences with paired 95% intervals "
+    p = sub.add_parser("compare", help="two models on the cases both ran: differences with paired 95%% intervals "
                                        "and exact McNemar p")
     p.add_argument("--dir", type=Path, required=True, help="a grading folder holding both models")
     p.add_argument("model_a", metavar="A", help="a model as the leaderboard names it")
@@ -242,6 +242,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; a reader that stops reading (``summary | head -1``) ends it quietly, exit 0 (issue 29)."""
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: the reader is gone, and Python's last flush at exit must not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is no file (a test's StringIO): nothing is flushed at exit
+    finally:
+        os.close(devnull)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("run", "agentdojo"):

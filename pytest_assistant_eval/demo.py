@@ -2,9 +2,9 @@
 
 Builds the grounding world, runs the oracle and every planted-fault assistant over the
 whole calibration set in one pytest run (several models, spread over the cores with
-xdist), grades the records with the offline judge and prints the leaderboard; then a scripted owner
-reviews the queue (answering from the key), so the summary writes agreement.txt and records
-the lines, and the report page is written beside them (``--owner none`` leaves the queue to a
+xdist), grades the records with the offline judge; then a scripted owner reviews the queue
+(answering from the key), the leaderboard is printed from the final grades, the summary writes
+agreement.txt and records the lines, and the report page is written beside them (``--owner none`` leaves the queue to a
 person and records nothing).
 """
 
@@ -95,24 +95,28 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
     if code != 0:
         return code
-    print("[4/8] Leaderboard\n", flush=True)
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command
-
-    code = leaderboard_command(out / "grading", calibration)
-    if code != 0:
-        return code
     from pytest_assistant_eval.tables.summary import summary_command
 
     if owner == "none":  # the queued cells wait for a person: nothing is recorded
+        print("[4/8] Leaderboard (the cells queued for review wait: counted apart, in no rate)\n", flush=True)
+        code = leaderboard_command(out / "grading", calibration)
+        if code != 0:
+            return code
         print("\n[5/8] Summary (the queued cells wait for your review: assistant-eval review --dir "
               f"{out / 'grading'})\n", flush=True)
         code = summary_command(out / "grading", calibration)
         return code if code != 0 else write_report(out, calibration, "[8/8]")
     # A scripted owner answering from the key: grade -> review -> agreement runs offline (a stand-in, no evidence).
-    print("\n[5/8] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
+    print("[4/8] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
 
     code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"))
+    if code != 0:
+        return code
+    # After the review: the board counts each cell's final grade, the owner's where reviewed (issue 29).
+    print("\n[5/8] Leaderboard (each cell's final grade: the owner's where reviewed)\n", flush=True)
+    code = leaderboard_command(out / "grading", calibration)
     if code != 0:
         return code
     # The demo records into its own file: its reference assistants are no evidence about real models.

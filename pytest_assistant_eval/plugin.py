@@ -12,6 +12,7 @@ redaction and the progress reporter meet here, each a few lines of hook that del
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,7 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                                      generation_from(get))
     except runner.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    user_model = _check_user_model(_user_model(config), models)
     levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None
     repeats = get("repeats")
     if repeats is not None and repeats < 1:
@@ -149,7 +151,7 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                              repeats=repeats, resume=get("resume"), stream=not get("no_stream"), pace=get("pace"),
                              accept_data_notice=get("accept_data_notice"),
                              relax_data_collection=get("relax_data_collection"),
-                             max_requests_per_day=get("max_requests_per_day"), user_model=_user_model(config),
+                             max_requests_per_day=get("max_requests_per_day"), user_model=user_model,
                              ollama_contexts=_ollama_contexts(get("ollama_context")),
                              allow_cpu_offload=get("allow_cpu_offload"),
                              request_deadline=_deadline(get("request_deadline")),
@@ -185,6 +187,28 @@ def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
         return runner.parse_models(None, [value], config.getoption("user_base_url"))[0]
     except runner.UsageError as exc:
         raise pytest.UsageError(f"--user-model: {exc}") from None
+
+
+def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.ModelSpec]
+                      ) -> runner.ModelSpec | None:
+    """``--user-model`` plays the user of the assistants of a provider; a scripted assistant keeps the
+    scripted user (its faults are planted against it). Never silently ignored: a warning says so (issue 29)."""
+    if user_model is None:
+        return None
+    scripted = [f"scripted:{m.model}" for m in models if m.preset == "scripted"]
+    unused = bool(scripted) and len(scripted) == len(models)
+    if not scripted or os.environ.get("PYTEST_XDIST_WORKER"):
+        return None if unused else user_model  # said once, by the controller
+    given = f"{user_model.preset}:{user_model.model}"
+    if unused:  # dropped: no key, no data notice and no request for a user nobody talks to
+        print(f"assistant-eval: warning: --user-model {given} is not used: it plays the simulated user of an "
+              f"assistant behind a provider, and the built-in assistants ({', '.join(scripted)}) always answer the "
+              "scripted user (their faults are planted against it); no request goes to it", file=sys.stderr)
+        return None
+    else:
+        print(f"assistant-eval: warning: --user-model {given} plays the user of the assistants behind a provider "
+              f"only; {', '.join(scripted)} keep the scripted user", file=sys.stderr)
+    return user_model
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval.cli import main as cli_main
+from pytest_assistant_eval.paths import default_calibration_dir
+from pytest_assistant_eval.review.command import ReviewOptions, review_command
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from tests.provider_runs_helpers import console, records, run_env, run_eval
 from tests.reference_fake import ReferenceOpenAIFake
@@ -34,6 +36,9 @@ def _grade(folders: list[Path], grading: Path, capsys: pytest.CaptureFixture[str
     """grade-ai, then the leaderboard's two tables as data."""
     single = ["--single-model"] if len(folders) == 1 else []
     assert cli_main(["grade-ai", *map(str, folders), *single, "--dir", str(grading)]) == 0
+    # The offline judge leaves some items to the owner; until reviewed a run waits and is in no rate
+    # (issue 29: one grade per cell). The scripted owner answers from the key, as in the demo.
+    assert review_command(grading, default_calibration_dir(), ReviewOptions(owner="scripted"), out=io.StringIO()) == 0
     capsys.readouterr()
     tables = {}
     for table in ("leaderboard", "task_runs"):
@@ -78,7 +83,7 @@ def test_a_careless_agent_passes_T01_and_fails_T02_through_run_grade_and_leaderb
     runs = {row["task"]: (row["passed"], row["runs"]) for row in tables["task_runs"]}
     assert runs == {"T01": (1, 1), "T02": (0, 1)}
     (board,) = tables["leaderboard"]
-    assert board["assistant"] == "careless_agent-make_agent"
+    assert board["assistant"] == "careless_agent:make_agent"  # its model as given (issue 29), not the folder
     assert (board["pairs_right"], board["pairs"], board["unsafe"]) == (0, 1, 0)
 
 
@@ -183,7 +188,7 @@ def test_the_examples_pass_tasks_and_an_mcp_agent_gets_the_same_record_for_the_s
     assert "sk-agent-own-key" not in json.dumps(direct) + json.dumps(over_mcp)
     tables = _grade(list(folders.values()), tmp_path / "grading", capsys)
     runs = {(r["assistant"], r["task"]): (r["passed"], r["runs"]) for r in tables["task_runs"]}
-    assert runs == {(f"{n}-make_agent", t): (1, 1) for n in folders for t in ("T01", "T02")}
+    assert runs == {(f"{n}:make_agent", t): (1, 1) for n in folders for t in ("T01", "T02")}  # named as given (issue 29)
 
 
 OWN_AGENT = '''

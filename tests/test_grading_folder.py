@@ -219,7 +219,7 @@ def test_one_folder_alone_needs_single_model(tmp_path, versions):
 def test_folders_of_two_world_builds_are_refused(tmp_path, versions):
     a = results_folder(tmp_path, "oracle", versions, world="world-1")
     b = results_folder(tmp_path, "guesser", versions, world="world-2")
-    with pytest.raises(GradingError, match="different builds of the world"):
+    with pytest.raises(GradingError, match="ran on different worlds"):
         run_grade([a, b], tmp_path / "grading")
     assert written(tmp_path / "grading") == []
 

@@ -17,6 +17,7 @@ from graded_helpers import CALIBRATION, REPO, run_and_grade
 from pytest_assistant_eval.tables.prices import Price, Prices, PricesError, load_prices
 from pytest_assistant_eval.tables.summary import summary_command
 from pytest_assistant_eval.tables.table_data import summary_tables
+from pytest_assistant_eval.tables.usage import UsageCount
 
 JUDGE = "openai:gpt-4.1-mini"
 
@@ -97,7 +98,8 @@ def test_a_model_without_a_price_has_an_unknown_cost_never_zero(grading: Path, t
 
 def test_the_cost_of_a_cell_and_of_a_model_is_their_tokens_at_the_models_price():
     groups = SimpleNamespace(questions={}, tasks={}, order=lambda k: k, route_of={"m": "openai:m"},
-                             model_usage={"m": [2, 4, 3_000, 2_000_000]})
+                             model_usage={"m": UsageCount(cells=2, requests=4, input_tokens=2_000_000,
+                                                          output_tokens=3_000)})
     prices = Prices(Path("p.yaml"), "USD", {"openai:m": Price(0.5, 2.0)})
     lines = [{"model": "m", "cell": "G01__basic__r1", "input_tokens": 1_500_000, "output_tokens": 1_000},
              {"model": "m", "cell": "G02__basic__r1", "input_tokens": 500_000, "output_tokens": 2_000}]
@@ -124,11 +126,11 @@ def test_every_problem_of_a_prices_file_is_named_with_its_line(tmp_path: Path):
 
 
 def test_a_bad_prices_file_stops_the_summary_before_it_prints_anything(graded: Path, tmp_path: Path):
-    path = prices_file(tmp_path, "format: assistant-eval.prices/2\nmodels: {}\n")
+    path = prices_file(tmp_path, "format: assistant-eval.prices/3\nmodels: {}\n")
     done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "summary", "--dir", str(graded / "grading"),
                            "--prices", str(path)], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 2 and done.stdout == ""
-    assert f"{path}:1: format 'assistant-eval.prices/2' is not 'assistant-eval.prices/1'" in done.stderr
+    assert f"{path}:1: format 'assistant-eval.prices/3' is not 'assistant-eval.prices/2'" in done.stderr
 
 
 def test_the_report_counts_tokens_per_model_and_the_judges_apart_with_their_cost(tmp_path):

@@ -118,19 +118,25 @@ class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
+    cached_input_tokens: int | None = None  # input tokens read from the provider's cache (in input_tokens)
+    #: input tokens written to the provider's cache (Anthropic's cache_creation_input_tokens; in input_tokens)
+    cache_write_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cached_input_tokens": self.cached_input_tokens,
         }
+        if self.cache_write_tokens is not None:  # only a provider that reports it (records stay as they were)
+            out["cache_write_tokens"] = self.cache_write_tokens
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**{k: data.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens")})
+        return cls(**{k: data.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens",
+                                               "cache_write_tokens")})
 
 
 @dataclass

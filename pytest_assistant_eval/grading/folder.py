@@ -179,12 +179,33 @@ def check_folders(results: list[Path], grading_dir: Path) -> None:
                                "folder outside every results folder (e.g. _eval_reports/grading)")
 
 
+def check_one_world(loaded: Sequence[tuple[Path, dict[str, Any], Any]]) -> None:
+    """Folders graded together ran on one world by content (``world/content.py``, issue 29): builds of
+    the same fixtures are one world; other fixtures are refused, naming what differs and what to do."""
+    from pytest_assistant_eval.world.content import content_differences, world_content
+
+    if len({world_content(run) for _, run, _ in loaded}) <= 1:
+        return
+    differs = content_differences([(folder.name, run) for folder, run, _ in loaded])
+    raise GradingError("these results folders ran on different worlds: " + "; ".join(differs)
+                       + ". Grade each world's folders into a grading of its own, or run the models again on "
+                         "one world (assistant-eval build from the same calibration/world, then run)")
+
+
+def _model_and_world(run: dict[str, Any]) -> str:
+    """A folder's model and world by content: two builds of the same fixtures are one world."""
+    from pytest_assistant_eval.world.content import world_content
+
+    identity = {k: v for k, v in run["identity"].items() if k != "world"}
+    return json.dumps({**identity, "world": world_content(run)}, sort_keys=True)
+
+
 def check_no_cell_twice(loaded: Sequence[tuple[Path, dict[str, Any], "FolderRecords"]]) -> None:
-    """Two folders of one identity (one model on one world, e.g. a folder and its copy) holding
-    the same cell would grade and count that cell twice."""
+    """Two folders of one identity (one model on one world, e.g. a folder and its copy, or one on
+    another build of the same fixtures) holding the same cell would grade and count that cell twice."""
     holders: dict[tuple[str, str], Path] = {}
     for folder, run, records in loaded:
-        identity = json.dumps(run["identity"], sort_keys=True)
+        identity = _model_and_world(run)
         for name in records.names:
             other = holders.setdefault((identity, name), folder)
             if other != folder:
@@ -236,6 +257,11 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
           single_model: bool = False, calibration: Path | None = None, options: JudgeOptions | None = None,
           out: Any = None) -> dict[str, Any]:
     options = options or JudgeOptions()
+    if judge == JUDGE_ID and (options.export_requests is not None or options.import_replies is not None):
+        given = "--export-requests" if options.export_requests is not None else "--import-replies"
+        raise GradingError(f"{given} is the file route of a model judge, and the judge is the offline "
+                           f"{JUDGE_ID}, which sends no request: give the judge whose requests these are, "
+                           f"--judge PRESET:MODEL (e.g. --judge openai:gpt-4.1-mini {given} FILE); nothing was graded")
     if judge != JUDGE_ID:
         parse_judge(judge)
     check_model_folders(results, grading_dir)
@@ -250,10 +276,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     cases, levels = load_calibration(calibration or default_calibration_dir())
     loaded = [(folder, *load_results(folder, calibration)) for folder in results]  # names and run.json only
     check_no_cell_twice(loaded)
-    worlds = {run["identity"]["world"] for _, run, _ in loaded}
-    if len(worlds) > 1:
-        raise GradingError("these results folders were made on different builds of the world; "
-                           "they cannot be graded together")
+    check_one_world(loaded)
     if judge != JUDGE_ID:  # a model judge's first pass: every record checked, none kept
         for folder, _, records in loaded:
             for record in records:

@@ -99,7 +99,8 @@ def usage_from_anthropic(data: dict[str, Any] | None) -> Usage:
     written = data.get("cache_creation_input_tokens")
     base = data.get("input_tokens")
     total_in = None if base is None else base + (cached or 0) + (written or 0)
-    return Usage(input_tokens=total_in, output_tokens=data.get("output_tokens"), cached_input_tokens=cached)
+    return Usage(input_tokens=total_in, output_tokens=data.get("output_tokens"), cached_input_tokens=cached,
+                 cache_write_tokens=written)
 
 
 def _response_from_blocks(blocks: list[dict[str, Any]], stop: str | None, usage: Usage,

@@ -287,6 +287,7 @@ class UsageTotal:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def add(self, usage: Usage | None) -> None:
         if usage is None:
@@ -295,6 +296,7 @@ class UsageTotal:
         self.output_tokens += usage.output_tokens or 0
         self.reasoning_tokens += usage.reasoning_tokens or 0
         self.cached_input_tokens += usage.cached_input_tokens or 0
+        self.cache_write_tokens += usage.cache_write_tokens or 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -304,6 +306,7 @@ class UsageTotal:
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
 

@@ -91,6 +91,7 @@ def usage_from_openai(data: dict[str, Any] | None) -> Usage:
         output_tokens=data.get("completion_tokens"),
         reasoning_tokens=completion_details.get("reasoning_tokens"),
         cached_input_tokens=prompt_details.get("cached_tokens"),
+        cache_write_tokens=prompt_details.get("cache_write_tokens"),  # OpenRouter's, for a model that caches by writes
     )
 
 

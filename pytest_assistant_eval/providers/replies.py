@@ -26,7 +26,7 @@ from pytest_assistant_eval.providers.redact import provider_text
 SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError)
 
 _STOPS = set(get_args(StopReason))
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "cache_write_tokens")
 
 
 def _sample(sample: str | Callable[[], str | None] | None) -> str | None:

@@ -82,9 +82,10 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
 
     source = open_grading(grading_dir, results)
     if source.ungraded:
-        shown = ", ".join(f"#{e['n']}" for e in source.ungraded[:5])
-        raise ReviewRefused(f"{len(source.ungraded)} cell(s) are not graded yet ({shown}); the review starts once "
-                            "grade-ai has graded every cell")
+        from pytest_assistant_eval.tables.waiting import not_graded_advice
+
+        raise ReviewRefused(not_graded_advice(grading_dir, [int(e["n"]) for e in source.ungraded], source.index,
+                                              source.folders))
     if need_records and source.missing_folders:
         raise ReviewRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                             f"{grading_dir}; give them with --results")

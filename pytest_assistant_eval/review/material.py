@@ -1,8 +1,8 @@
 """A cell's material as the owner reads it: in the terminal (plain text) and in markdown.
 
 The sections are the judge's own (``grading.material``), blinded the same way; the owner
-additionally sees what code settled. Tool calls are folded to one line each in the terminal
-and left out of markdown (numbers, which need them, are left to the judge there).
+additionally sees what code settled. Tool calls are folded to one line each in the terminal; in
+markdown they are shown whenever an asked item is settled by them (``markdown_text``).
 """
 
 from __future__ import annotations
@@ -64,16 +64,22 @@ def _quote(text: str) -> str:
 
 
 def markdown_text(ctx: ReviewContext, n: int) -> str:
-    """The material as markdown: ### sections, questions and answers as blockquotes, no tool calls.
+    """The material as markdown: ### sections, questions and answers as blockquotes.
 
-    The one exception: a ``claim`` or ``hidden_refusal`` item is settled by the service log, so
-    the calls it is about (every attempt, refusals with their reason) follow the material.
+    Tool calls are shown where an asked item is settled by them: a ``claims`` item asks whether
+    every statement is backed by the tools' outputs, so the calls and their results are shown in
+    order (as the judge sees them; issue 29), and a ``claim`` or ``hidden_refusal`` item is
+    settled by the service log, so the calls it is about (every attempt, refusals with their
+    reason) follow the material. Without such an item they are left out (numbers, which need
+    them, are left to the judge in markdown).
     """
     parts: list[str] = []
+    show_calls = any(i.get("kind") == "claims" for i in ctx.judged(n))
     for section in sections(ctx, n):
-        if section.title.startswith("Tool call"):
+        if section.title.startswith("Tool call") and not show_calls:
             continue
-        body = _quote(section.text) if section.data or section.title.startswith("Question") else section.text
+        body = (_quote(section.text) if section.data or section.title.startswith(("Question", "Tool call"))
+                else section.text)
         parts.append(f"### {section.title}\n\n{body}")
     log = claim_log_text(ctx, n)
     if log:

@@ -14,7 +14,7 @@ from filelock import FileLock
 
 from pytest_assistant_eval.records import RUN_FORMAT, RecordError, read_json, write_json_atomic
 
-COUNTS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens")
+COUNTS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "cache_write_tokens")
 
 
 def add_usage(run_json: Path, usage: dict[str, dict[str, Any]]) -> None:

@@ -308,6 +308,9 @@ def calibrate_command(results_file: Path, calibration: Path, *, set_version: str
     try:
         levels = load_levels(calibration / "levels.yaml", known_tools=None)
         lines = latest(read_lines(results_file, READ_FIELDS).lines)
+        from pytest_assistant_eval.tables.model_names import relabel_lines
+
+        relabel_lines(lines)  # one name per model identity, also over the lines of several gradings (issue 29)
     except (ResultsFileError, LevelsError, OSError) as exc:
         print(f"assistant-eval calibrate: {exc}", file=sys.stderr)
         return 2

@@ -7,7 +7,8 @@ cases both ran and where the check applied to both, the difference A − B with 
 95% interval, the discordant counts (A only, B only), the exact McNemar p, and the smallest
 difference this many cases could tell apart at all.
 
-Reads the graded cells the leaderboard reads, with the leaderboard's rules: user-error runs
+Reads the graded cells the leaderboard reads, by their final grades (``final_grade``: the owner's
+where reviewed) and the models' one names (``model_names``), with the leaderboard's rules: user-error runs
 and cells waiting for a grade are in no pair; a check with nothing to read (``null``) is not
 a pass. Statistics come from ``stats`` only; layout from ``render``.
 """
@@ -28,6 +29,8 @@ from pytest_assistant_eval.stats import (
     smallest_detectable,
 )
 from pytest_assistant_eval.tables.digest import without_gc
+from pytest_assistant_eval.tables.final_grade import cell_grade
+from pytest_assistant_eval.tables.final_grade import model_label as _named
 from pytest_assistant_eval.tables.render import format_percent, render_table
 
 __all__ = ["Comparison", "compare_cells", "render_compare", "compare_command", "model_label", "row_texts",
@@ -64,7 +67,7 @@ class Comparison:
 
 def model_label(cell: Mapping[str, Any]) -> str:
     """The name the leaderboard gives a cell's model."""
-    return cell["model"].get("label") or cell["model"]["model"]
+    return _named(cell)
 
 
 def _key(cell: Mapping[str, Any]) -> tuple[str, str, int]:
@@ -96,10 +99,10 @@ def compare_cells(cells: Sequence[Mapping[str, Any]], a: str, b: str) -> list[Co
     """Every measure of ``a`` against ``b``, paired by (case, level, repeat)."""
     by_model: dict[str, dict[tuple[str, str, int], Mapping[str, Any]]] = {a: {}, b: {}}
     for cell in cells:
-        model = cell["model"]
-        found = by_model.get(model.get("label") or model["model"])
-        if found is not None and cell.get("outcome") not in NO_GRADE:
-            found[_key(cell)] = cell
+        found = by_model.get(model_label(cell))
+        grade = cell_grade(cell)  # type: ignore[arg-type]
+        if found is not None and grade.outcome not in NO_GRADE:  # the final grade, read as the measures read a cell
+            found[_key(cell)] = {"kind": cell["kind"], "outcome": grade.outcome, "task": {"final": grade.checks}}
     shared = sorted(set(by_model[a]) & set(by_model[b]))
     rows = []
     for name, kind, of, value in _measures():
@@ -170,14 +173,14 @@ def closing_lines(rows: Sequence[Comparison]) -> str:
 def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout, fmt: str = "text",
                     table: str | None = None) -> int:
     from pytest_assistant_eval.records import RecordError
-    from pytest_assistant_eval.tables.grading_source import read_graded_cells
+    from pytest_assistant_eval.tables.final_grade import read_final_cells
 
     try:
-        _, cells, _ = read_graded_cells(grading_dir, slim=True)
+        _, cells, _ = read_final_cells(grading_dir)
     except RecordError as exc:
         print(f"assistant-eval compare: {exc}", file=sys.stderr)
         return 2
-    known = sorted({c["model"].get("label") or c["model"]["model"] for c in cells})
+    known = sorted({model_label(c) for c in cells})
     for name in (a, b):
         if name not in known:
             print(f"assistant-eval compare: {grading_dir} has no model {name!r}; its models: "

@@ -30,7 +30,7 @@ from pytest_assistant_eval.tables.digest import read_digest
 DIGESTS = ".digests"
 SLIM_CELL_VERSION = "6"  # 6: a user error keeps its reason (issue 22)
 SUMMARY_CELL_VERSION = "2"  # 2: a user error keeps its reason (issue 22)
-RECORD_ROW_VERSION = "3"  # 3: input tokens over the requests (issue 24)
+RECORD_ROW_VERSION = "4"  # 3: input tokens over the requests (issue 24); 4: cached input tokens (issue 29)
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.
 _CELL_KEEP = ("format", "n", "source", "material_sha256", "model", "level", "case", "kind", "class", "repeat",

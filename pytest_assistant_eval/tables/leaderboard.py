@@ -1,6 +1,8 @@
 """``leaderboard`` (S8.5): per assistant, how its task runs went, with n and intervals.
 
-Reads a grading folder only. Every rate is the share of applicable runs, shown with
+Reads a grading folder only, each cell by its final grade (``final_grade.cell_grade``: the
+owner's where reviewed, else the judge's; a cell still waiting is counted apart, in no rate),
+each model by its one name (``model_names``). Every rate is the share of applicable runs, shown with
 its n and a Wilson 95% interval; user-error runs are set apart and counted. A grading folder
 with AgentDojo's grading file (``agentdojo.json``, issue 16) also gets AgentDojo's utility and
 attack success per model, from ``suites/agentdojo/board.py``.
@@ -18,6 +20,7 @@ from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.digest import without_gc
+from pytest_assistant_eval.tables.final_grade import cell_grade, model_label
 from pytest_assistant_eval.tables.ranking import SAFETY_RULE, colour_unsafe, rank_key, unsafe_text, use_colour
 from pytest_assistant_eval.tables.render import format_rate, render_table
 
@@ -31,6 +34,7 @@ class ModelBoard:
     passed: int = 0
     unsafe: int = 0
     user_error: int = 0
+    waiting: int = 0  # task runs whose grade waits for the owner's review: in no rate
     user_error_notes: list[str] = field(default_factory=list)  # cell: the reply and why it was wrong
     times: list[float] = field(default_factory=list)
     checks: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
@@ -41,30 +45,39 @@ class ModelBoard:
 
 
 def collect(cells: list[dict[str, Any]], pairs: dict[str, str], by_level: bool = False) -> dict[str, ModelBoard]:
-    """One board per assistant, or with ``by_level`` per assistant and level (``"label @ level"``)."""
+    """One board per assistant, or with ``by_level`` per assistant and level (``"label @ level"``).
+
+    Each cell counts by its final grade; a question cell once, by its outcome (as ``summary`` counts it).
+    """
     boards: dict[str, ModelBoard] = {}
     for cell in cells:
-        label = cell["model"].get("label") or cell["model"]["model"]
+        label = model_label(cell)
         if by_level:
             label = f"{label} @ {cell['level']}"
         board = boards.setdefault(label, ModelBoard(label))
+        grade = cell_grade(cell)  # type: ignore[arg-type]
         if cell["kind"] != "task":
-            for part in cell.get("parts", []):
-                board.questions[part["outcome"]] += 1
-                board.invented += part.get("invented_numbers", 0)
+            board.questions[grade.outcome] += 1
+            board.invented += grade.invented_numbers
             continue
-        if cell["outcome"] == "user_error":
+        if grade.outcome == "waiting":
+            board.waiting += 1
+            if cell.get("user_error"):  # listed as the summary lists it: its grade is not final yet
+                where = (cell.get('source') or {}).get('cell') or cell.get('case')
+                board.user_error_notes.append(f"{where} (waits for the owner's review): {cell['user_error']}")
+            continue
+        if grade.outcome == "user_error":
             board.user_error += 1
             where = (cell.get('source') or {}).get('cell') or cell.get('case')
             board.user_error_notes.append(f"{where}: {cell.get('user_error') or 'user error'}")
             continue
         board.runs += 1
-        ok = cell["outcome"] == "pass"
+        ok = grade.outcome == "pass"
         board.passed += ok
-        board.unsafe += cell["outcome"] == "unsafe"
+        board.unsafe += grade.outcome == "unsafe"
         if cell.get("conversation_seconds") is not None:
             board.times.append(cell["conversation_seconds"])
-        for name, value in cell["task"]["final"].items():
+        for name, value in grade.checks.items():
             if value is not None:
                 board.checks[name].append(bool(value))
         board.trials[(cell["case"], cell["level"])].append(ok)
@@ -107,6 +120,7 @@ class BoardRow:
     pairs_right: int
     pairs: int
     user_errors: int
+    waiting: int = 0
 
 
 def board_order(boards: dict[str, ModelBoard]) -> list[str]:
@@ -125,7 +139,8 @@ def board_rows(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2)
         checks = {name: wilson(sum(b.checks.get(name, [])), len(b.checks.get(name, [])))
                   for name in ("truthful", *BEHAVIOURS)}
         rows.append(BoardRow(label, wilson(b.passed, b.runs), checks, median(b.times), b.unsafe, b.runs,
-                             pass_hat_k(counts, k), sum(1 for _, n in counts if n >= k), right, total, b.user_error))
+                             pass_hat_k(counts, k), sum(1 for _, n in counts if n >= k), right, total, b.user_error,
+                             b.waiting))
     return rows
 
 
@@ -159,12 +174,25 @@ def render(boards: dict[str, ModelBoard], pairs: dict[str, str], k: int = 2, by_
     behaviour = render_table(["assistant", *(name.replace("_", " ") for name in BEHAVIOURS)],
                              behaviour_rows, ["l"] + ["r"] * len(BEHAVIOURS),
                              title="Behaviour checks (share of applicable runs, n, Wilson 95%)")
-    q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "invented numbers"]
-    q_rows = [[label, *(str(boards[label].questions.get(o, 0)) for o in ("answered", "incomplete", "escalated", "failed")),
+    q_headers = ["assistant", "answered", "incomplete", "escalated", "failed", "waiting", "invented numbers"]
+    q_rows = [[label, *(str(boards[label].questions.get(o, 0))
+                        for o in ("answered", "incomplete", "escalated", "failed", "waiting")),
                str(boards[label].invented)] for label in order]
-    questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 5,
-                             title="Questions: outcomes of every turn" + ("" if by_level else ", all levels"))
-    return f"{outcomes}\n{note}\n\n{behaviour}\n\n{per_task(boards, order, k)}\n\n{questions}"
+    questions = render_table(q_headers, q_rows, ["l"] + ["r"] * 6,
+                             title="Questions: final outcome of each cell" + ("" if by_level else ", all levels"))
+    waiting = waiting_note(boards)
+    return (f"{outcomes}\n{note}" + (f"\n{waiting}" if waiting else "")
+            + f"\n\n{behaviour}\n\n{per_task(boards, order, k)}\n\n{questions}")
+
+
+def waiting_note(boards: dict[str, ModelBoard]) -> str:
+    """The task runs left out because their grade waits for the owner's review (none: no line)."""
+    waiting = [(label, boards[label].waiting) for label in board_order(boards) if boards[label].waiting]
+    if not waiting:
+        return ""
+    return ("Waiting for the owner's review, in no rate: "
+            + ", ".join(f"{label} {n} task run(s)" for label, n in waiting)
+            + " (assistant-eval review; the leaderboard then counts their final grade)")
 
 
 def user_errors(boards: dict[str, ModelBoard]) -> str:
@@ -207,7 +235,7 @@ def per_task(boards: dict[str, ModelBoard], order: list[str], k: int) -> str:
 @without_gc
 def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out: TextIO = sys.stdout, *,
                         k: int = 2, by_level: bool = False, fmt: str = "text", table: str | None = None) -> int:
-    from pytest_assistant_eval.tables.grading_source import read_graded_cells
+    from pytest_assistant_eval.tables.final_grade import read_final_cells
 
     if k < 1:
         print(f"assistant-eval leaderboard: --k must be at least 1, got {k}", file=sys.stderr)
@@ -220,7 +248,7 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
         if code is not None:
             return code
         after = suite_boards(grading_dir)  # another suite's board beside ours (GRADING/agentdojo.json)
-        _, cells, _ = read_graded_cells(grading_dir, slim=True)  # through the digest (docs/digests.md)
+        _, cells, _ = read_final_cells(grading_dir)  # the final grades, through the digest (docs/digests.md)
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2

@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.providers.generation import identity_words
+from pytest_assistant_eval.tables.model_names import display_names
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
+from pytest_assistant_eval.tables.usage import LINE_USAGE_FIELDS
 from pytest_assistant_eval.tables.waiting import (
+    NOT_GRADED,
     WAITING_RULES,
     final_verdict,
     review_marker,
@@ -31,7 +34,7 @@ from pytest_assistant_eval.tables.waiting import (
 if TYPE_CHECKING:  # only a type: grading_source reads this module's line_base and measured (no circle)
     from pytest_assistant_eval.tables.grading_source import GradingSource
 
-__all__ = ["BuiltLines", "build_lines", "measured", "graded_fields"]
+__all__ = ["BuiltLines", "build_lines", "measured", "graded_fields", "recordable", "LINE_FIELDS"]
 
 
 @dataclass
@@ -41,6 +44,8 @@ class BuiltLines:
     lines: list[dict[str, Any]]
     waiting: list[tuple[int, str, str, list[str]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Per graded results folder, its model's name in every table (``model_names.display_names``).
+    names: dict[str, str] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=64)
@@ -79,8 +84,11 @@ MEASURED_FIELDS = (
     "date", "setting", "system_hash", "tools_hash", "behaviour", "harness_version", "git_commit", "levels_version",
     "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported", "prompt_tokens_estimated",
     "cap_hits", "length_stops", "compactions", "truncations", "cpu_offload", "context_window", "failed_attempts",
-    # Not a results.jsonl field (line format 2 stays as it is): the summary's tokens and cost (issue 24).
-    "input_tokens")
+    # Not results.jsonl fields (line format 2 stays as it is): the tables' tokens and cost (issues 24, 29).
+    "input_tokens", "cached_input_tokens", "cache_write_tokens")
+#: Every field of a line as the tables hold it: a results line's (``FIELDS``) and the usage only the
+#: tables read (``usage.LINE_USAGE_FIELDS``); ``recordable`` keeps a line's ``FIELDS`` for the file.
+LINE_FIELDS = (*FIELDS, *LINE_USAGE_FIELDS)
 #: What ``levels.setting_mix`` compares of the cells of one model at one level (S3.4).
 _MIX_FIELDS = ("system_hash", "tools_hash", "behaviour")
 
@@ -123,6 +131,8 @@ def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
         "cpu_offload": offload.get("cpu_share") if isinstance(offload, Mapping) else None,
         "context_window": (record.get("ollama") or {}).get("context"),
         "input_tokens": sum(int(u.get("input_tokens") or 0) for u in usages) if usages else None,
+        "cached_input_tokens": sum(int(u.get("cached_input_tokens") or 0) for u in usages) if usages else None,
+        "cache_write_tokens": sum(int(u.get("cache_write_tokens") or 0) for u in usages) if usages else None,
     })
     return out
 
@@ -262,13 +272,21 @@ def _cell_parts(cell_id: str) -> tuple[str, str, int]:
     return case, level, int(repeat.lstrip("r") or 0)
 
 
+def recordable(line: Mapping[str, Any]) -> dict[str, Any]:
+    """A line as ``results.jsonl`` holds it: its ``FIELDS`` (the tables' own usage fields left out)."""
+    return {f: line[f] for f in FIELDS}
+
+
 def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: datetime | None = None,
-                fields: tuple[str, ...] = FIELDS) -> BuiltLines:
+                fields: tuple[str, ...] = LINE_FIELDS) -> BuiltLines:
     """One line per graded cell, skipped cell and cell not applicable of every graded results folder.
 
-    ``fields``: the fields each line has (all of ``FIELDS`` unless a caller that only counts asks
-    for fewer, as the summary's tables do: 100,000 lines of 63 fields cost a second to build).
+    ``fields``: the fields each line has (all of ``LINE_FIELDS`` unless a caller that only counts asks
+    for fewer, as the summary's tables do: 100,000 lines of 63 fields cost a second to build). Every
+    line has the usage fields (``usage.USAGE_FIELDS``), whatever is asked: usage is counted once, from
+    the records, in every table (issue 29).
     """
+    fields = (*fields, *(f for f in (*LINE_USAGE_FIELDS, "requests", "output_tokens") if f not in fields))
     recorded_at = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     index = source.index
     grading_name = source.path.name
@@ -276,7 +294,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
     per_folder: dict[str, list[dict[str, Any]]] = defaultdict(list)
     windows_of: dict[str, list[Any]] = defaultdict(list)  # the context windows the records measured
     template = dict.fromkeys(fields)
-    every_field = fields == FIELDS
+    every_field = fields == LINE_FIELDS
     mixes: dict[tuple[str, str], set[tuple[Any, ...]]] = defaultdict(set)  # what setting_mix compares
     mix_of = itemgetter(*(MEASURED_FIELDS.index(f) for f in _MIX_FIELDS))
     window_at = MEASURED_FIELDS.index("context_window")
@@ -326,7 +344,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
         per_folder[folder].append(ln if every_field else {f: ln.get(f) for f in fields})
 
     for entry in source.ungraded:
-        built.waiting.append((entry["n"], entry["folder"], entry["cell"], ["not graded yet"]))
+        built.waiting.append((entry["n"], entry["folder"], entry["cell"], [NOT_GRADED]))
 
     for folder in source.folders:
         for cell_id, skip in source.skips(folder).items():
@@ -345,6 +363,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
                                        "resumes": 0, "resume_points": [], "resume_codes": [], "skip_reason": None,
                                        "na_reason": record.get("na_reason")})
 
+    built.names = display_names(source.identities)
     for folder, lines in per_folder.items():
         identity = source.identities[folder]
         preset, model_name = identity.get("preset"), identity.get("model")
@@ -354,7 +373,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
         automatic = levels_mod.placement(name, None, window, levels, provider=preset)
         relaxed = [f"data_collection: {identity['data_collection']}"] if identity.get("data_collection") else []
         settings = identity_words(identity.get("generation"))  # issue 33: two settings are two identities
-        common = {"line_format": LINE_FORMAT, "recorded_at": recorded_at, "model": folder, "preset": preset,
+        common = {"line_format": LINE_FORMAT, "recorded_at": recorded_at, "model": built.names[folder], "preset": preset,
                   "model_name": f"{model_name} ({settings})" if settings else model_name,
                   "route": identity.get("route"),
                   "free_plan": bool(identity.get("free_plan")), "automatic_level": automatic,

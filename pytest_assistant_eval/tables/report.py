@@ -6,7 +6,8 @@ intervals, plots of those rates, the agreement confusion tables once a review ex
 scripted user's decisions with the user-error runs apart, and a drill-down into every graded
 cell reachable from each table through filters (``docs/report.md``).
 
-Nothing is counted here: the figures come from ``leaderboard.board_rows``, ``calibrate.rate_rows``,
+Nothing is counted here, and no grade is read but the final one (``final_grade``: the owner's where
+reviewed), so the header, the board, the plots and the calibration agree: the figures come from ``leaderboard.board_rows``, ``calibrate.rate_rows``,
 ``evidence.level_classes``, ``agreement.collect``/``measure`` and the results lines ``summary``
 records (``lines.build_lines``), so the page and the terminal never disagree. The page is made
 with Jinja2 (autoescape on: an answer or a tool result is always text, never markup) and
@@ -77,7 +78,7 @@ def _rate(interval: Interval, **filters: Any) -> Rate:
 
 def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str], k: int) -> dict[str, Any]:
     """The leaderboard's rows (``board_rows``) with links to the runs behind each figure."""
-    from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect
+    from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect, waiting_note
     from pytest_assistant_eval.tables.ranking import SAFETY_RULE, unsafe_text
 
     boards = collect(list(cells), pairs)
@@ -91,10 +92,12 @@ def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str
             "unsafe_href": cells_href(model=row.label, outcome="unsafe"),
             "unsafe_text": unsafe_text(row.unsafe, row.runs),
             "user_error_href": cells_href(model=row.label, outcome="user_error"),
-            "questions": {o: board.questions.get(o, 0) for o in ("answered", "incomplete", "escalated", "failed")},
+            "questions": {o: board.questions.get(o, 0)
+                          for o in ("answered", "incomplete", "escalated", "failed", "waiting")},
             "invented": board.invented,
         })
-    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k, "rule": SAFETY_RULE, "headline": headline(rows)}
+    return {"rows": rows, "behaviours": BEHAVIOURS, "k": k, "rule": SAFETY_RULE, "headline": headline(rows),
+            "waiting": waiting_note(boards)}
 
 
 def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
@@ -270,7 +273,10 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
 
     level_order = list(levels.names)
     answers = {level.name: level.answers for level in levels}
+    from pytest_assistant_eval.tables.final_grade import name_cells
+
     line_of = {ln["blind_n"]: ln for ln in built.lines if ln.get("blind_n") is not None}
+    name_cells(source.cells, source.index.get("folders") or [])  # one name per model, the lines' own
     reviews = _reviews(source)
     views = sorted_views([cell_view(c, source.kept.get((c["source"]["folder"], c["source"]["cell"])), line_of[c["n"]],
                                     reviews.get(int(c["n"]))) for c in source.cells])
@@ -300,31 +306,32 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
 
 
 def usage_context(source: GradingSource, lines: Sequence[Mapping[str, Any]], prices: Any = None) -> dict[str, Any]:
-    """Requests, tokens and (with prices) cost per model, and the judge's apart, as the summary counts them."""
+    """Requests, tokens and (with prices) cost per model, and the judge's apart, counted as the summary
+    counts them (``tables/usage.py``)."""
     from pytest_assistant_eval.tables.prices import route_key
-    from pytest_assistant_eval.tables.summary import judge_usage
+    from pytest_assistant_eval.tables.usage import UsageCount, judge_usage
 
     per: dict[str, dict[str, Any]] = {}
     for ln in lines:
-        row = per.setdefault(str(ln.get("model")), {"cells": 0, "requests": 0, "input": 0, "output": 0, "reported": 0,
+        row = per.setdefault(str(ln.get("model")), {"cells": 0, "usage": UsageCount(),
                                                     "key": route_key(ln.get("preset"), ln.get("model_name"))})
         row["cells"] += 1
-        row["requests"] += int(ln.get("requests") or 0)
-        if ln.get("input_tokens") is not None or ln.get("output_tokens") is not None:
-            row["reported"] += 1
-            row["input"] += int(ln.get("input_tokens") or 0)
-            row["output"] += int(ln.get("output_tokens") or 0)
+        row["usage"].add(ln)
 
-    def money(key: str, given: int, taken: int) -> str | None:
+    def money(key: str, u: UsageCount) -> str | None:
         if prices is None:
             return None
-        return prices.money(prices.cost(key, given, taken))
+        return prices.money(prices.cost_of(key, u))
 
-    models = [{"model": m, **r, "per_cell_input": r["input"] // r["cells"] if r["cells"] else 0,
-               "per_cell_output": r["output"] // r["cells"] if r["cells"] else 0,
-               "cost": money(r["key"], r["input"], r["output"])} for m, r in sorted(per.items())]
-    judges = [{"judge": k, "requests": u["requests"], "input": u["input_tokens"], "output": u["output_tokens"],
-               "cost": money(k, u["input_tokens"], u["output_tokens"])} for k, u in sorted(judge_usage(source.path).items())]
+    models = [{"model": m, "cells": r["cells"], "requests": r["usage"].requests, "input": r["usage"].input_tokens,
+               "cached": r["usage"].cached_input_tokens, "cache_write": r["usage"].cache_write_tokens,
+               "output": r["usage"].output_tokens, "reported": r["usage"].cells, "key": r["key"],
+               "per_cell_input": r["usage"].input_tokens // r["cells"] if r["cells"] else 0,
+               "per_cell_output": r["usage"].output_tokens // r["cells"] if r["cells"] else 0,
+               "cost": money(r["key"], r["usage"])} for m, r in sorted(per.items())]
+    judges = [{"judge": k, "requests": u.requests, "input": u.input_tokens, "cached": u.cached_input_tokens,
+               "cache_write": u.cache_write_tokens, "output": u.output_tokens, "cost": money(k, u)}
+              for k, u in sorted(judge_usage(source.path).items())]
     return {"models": models, "judges": judges, "priced": prices is not None,
             "prices": str(getattr(prices, "path", "")) if prices is not None else None}
 

@@ -22,6 +22,8 @@ from pytest_assistant_eval.tables.lines import BuiltLines
 from pytest_assistant_eval.tables.prices import Prices, route_key
 from pytest_assistant_eval.tables.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
+from pytest_assistant_eval.tables.usage import UsageCount, count_usage, judge_usage, usage_text
+from pytest_assistant_eval.tables.waiting import NOT_GRADED, not_graded_advice, shown_numbers
 
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
 
@@ -29,7 +31,8 @@ CLASS_ORDER = ("lookup", "interpret", "diagnose", "scenario")
 #: The line fields the summary's tables read (``render_summary`` and ``tally``); ``--record`` builds every field.
 SHOWN_FIELDS = ("model", "level", "setting", "class", "kind", "cell", "outcome", "no_answer", "invented_numbers",
                 "critical_missing", "grader", "understandability", "failed_attempts", "automatic_level",
-                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens")
+                "skip_reason", "na_reason", "requests", "output_tokens", "input_tokens", "cached_input_tokens",
+                "cache_write_tokens", "preset", "model_name")
 #: What the data tables (``--format``) read besides: the cells table names each cell's blind number.
 DATA_FIELDS = (*SHOWN_FIELDS, "blind_n")
 
@@ -54,10 +57,9 @@ class SummaryGroups:
     automatic: dict[str, Any]
     codes_of: dict[str, Counter]
     set_apart: dict[str, list[Mapping[str, Any]]]
-    #: (model, level setting, class or None for tasks) -> [cells with a token count, requests, output tokens,
-    #: input tokens]
-    usage: dict[tuple[str, str, str | None], list[int]]
-    model_usage: dict[str, list[int]]
+    #: (model, level setting, class or None for tasks) -> its usage (``tables/usage.py``)
+    usage: dict[tuple[str, str, str | None], UsageCount]
+    model_usage: dict[str, UsageCount]
     route_of: dict[str, str]  # model -> PRESET:MODEL, its key in a prices file
     level_of: dict[tuple[str, str], str]
     setting_of: dict[tuple[str, str], str | None]
@@ -74,7 +76,7 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
                    identities: Mapping[str, Mapping[str, Any]] | None = None) -> SummaryGroups:
     """Group the lines by model, level setting and class, and count each group once.
 
-    ``identities``: each graded folder's run identity (``grading.json``), for its ``PRESET:MODEL``.
+    ``identities``: no longer read (each line names its ``PRESET:MODEL``); kept for callers.
     """
     lines = built.lines
     rank = {name: i for i, name in enumerate(level_order)}
@@ -85,10 +87,12 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
     automatic: dict[str, Any] = {}
     codes_of: dict[str, Counter] = defaultdict(Counter)
     set_apart: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    route_of: dict[str, str] = {}
     for ln in lines:
         model = ln["model"]
         if model not in automatic:
             automatic[model] = ln.get("automatic_level")
+            route_of[model] = route_key(ln.get("preset"), ln.get("model_name"))
         by_model[model] += 1
         attempts = ln.get("failed_attempts")
         if attempts:
@@ -103,10 +107,8 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
         settings[(model, level)].add(setting)
     questions: dict[tuple[str, str, str], Tally] = {}
     tasks: dict[tuple[str, str], Tally] = {}
-    usage: dict[tuple[str, str, str | None], list[int]] = {}
-    model_usage: dict[str, list[int]] = {}
-    route_of = {str(folder): route_key(ident.get("preset"), ident.get("model"))
-                for folder, ident in (identities or {}).items()}
+    usage: dict[tuple[str, str, str | None], UsageCount] = {}
+    model_usage: dict[str, UsageCount] = {}
     level_of: dict[tuple[str, str], str] = {}
     setting_of: dict[tuple[str, str], str | None] = {}
     for (model, level, setting, question, cls), group in groups.items():
@@ -115,24 +117,17 @@ def summary_groups(built: BuiltLines, level_order: Sequence[str] = (),
         setting_of[(model, label)] = setting
         into, key = (questions, (model, label, cls)) if question else (tasks, (model, label))
         into[key] = into[key].merged(tally(group)) if key in into else tally(group)  # type: ignore[index]
-        counted = [0, 0, 0, 0]
-        for ln in group:
-            tokens, given = ln.get("output_tokens"), ln.get("input_tokens")
-            if tokens is not None or given is not None:
-                counted[0] += 1
-                counted[2] += int(tokens or 0)
-                counted[3] += int(given or 0)
-            counted[1] += int(ln.get("requests") or 0)
-        for target in (usage.setdefault((model, label, cls), [0, 0, 0, 0]),
-                       model_usage.setdefault(model, [0, 0, 0, 0])):
-            for i in range(4):
-                target[i] += counted[i]
+        counted = count_usage(group)
+        for target in (usage.setdefault((model, label, cls), UsageCount()),
+                       model_usage.setdefault(model, UsageCount())):
+            target.merge(counted)
     return SummaryGroups(questions, tasks, by_model, automatic, codes_of, set_apart, usage, model_usage, route_of,
                          level_of, setting_of, rank)
 
 
 def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: SummaryGroups | None = None,
-                   grading_dir: Path | None = None, prices: Prices | None = None) -> str:
+                   grading_dir: Path | None = None, prices: Prices | None = None,
+                   grading: Mapping[str, Any] | None = None, found: Mapping[str, Any] | None = None) -> str:
     """The summary's tables as text; ``grading_dir`` names the review command for the waiting cells."""
     g = groups or summary_groups(built, level_order)
     questions, tasks, by_model, automatic = g.questions, g.tasks, g.by_model, g.automatic
@@ -167,13 +162,14 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: S
         auto = automatic[model] or "–"
         notes.append(f"  {model} (automatic level {auto}): failed requests (service or format problems, "
                      f"not part of the grade): {failed}")
-        cells, requests, tokens, given = g.model_usage.get(model, (0, 0, 0, 0))
-        if cells:
-            line = (f"    usage: {requests:,} request(s), {given:,} input and {tokens:,} output token(s) over "
-                    f"{cells:,} cell(s) (a cell: {given // cells:,} input, {tokens // cells:,} output)")
+        u = g.model_usage.get(model, UsageCount())
+        if u.cells:
+            cells = u.cells
+            line = (f"    usage: {u.requests:,} request(s), {usage_text(u)} over {cells:,} cell(s) (a cell: "
+                    f"{u.input_tokens // cells:,} input, {u.output_tokens // cells:,} output)")
             if prices is not None:
                 key = g.route_of.get(model, "")
-                cost = prices.cost(key, given, tokens)
+                cost = prices.cost_of(key, u)
                 line += (f"; cost {prices.money(cost)} ({prices.money(cost / cells)} a cell)" if cost is not None
                          else f"; cost unknown: {prices.path} has no price for {key}")
             notes.append(line)
@@ -186,15 +182,23 @@ def render_summary(built: BuiltLines, level_order: Sequence[str] = (), groups: S
                 notes.append(f"    {what}: {len(apart)}: {shown}{more}")
     out.append("\n".join(notes))
 
-    if built.waiting:
-        shown = ", ".join(f"#{n}" for n, *_ in sorted(built.waiting)[:12])
-        more = f" and {len(built.waiting) - 12} more" if len(built.waiting) > 12 else ""
+    ungraded, for_owner = split_waiting(built)
+    if ungraded:
+        out.append(not_graded_advice(grading_dir or "GRADING", ungraded, grading or {}, found))
+    if for_owner:
         where = shlex.quote(str(grading_dir)) if grading_dir is not None else "GRADING"
-        out.append(f"{len(built.waiting)} cell(s) wait for review: {shown}{more}; review them with: "
-                   f"assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
+        out.append(f"{len(for_owner)} cell(s) wait for review: {shown_numbers(for_owner)}; review them "
+                   + ("once the grading is finished " if ungraded else "")
+                   + f"with: assistant-eval review --dir {where} (in a file: add --export-md REVIEW.md)")
     if built.warnings:
         out.append("\n".join(f"warning: {w}" for w in built.warnings))
     return "\n\n".join(out)
+
+
+def split_waiting(built: BuiltLines) -> tuple[list[int], list[int]]:
+    """The waiting cells' blind numbers: those grade-ai has not graded yet, and those waiting for the owner."""
+    ungraded = sorted(n for n, _, _, why in built.waiting if why == [NOT_GRADED])
+    return ungraded, sorted(n for n, _, _, why in built.waiting if why != [NOT_GRADED])
 
 
 def _grade_of(line: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,32 +233,15 @@ def _reference_lines(built: BuiltLines, target: Path, calibration: Path) -> set[
     return {id(ln) for ln in built.lines if ln.get("preset") == "scripted"}
 
 
-def judge_usage(grading_dir: Path) -> dict[str, dict[str, int]]:
-    """The judge's requests and tokens per ``PRESET:MODEL``, from the grading's ``usage.json`` (none: offline)."""
-    from pytest_assistant_eval.grading.judging import USAGE_FORMAT
-    from pytest_assistant_eval.records import RecordError, read_json
-
-    path = grading_dir / "usage.json"
-    if not path.exists():
-        return {}
-    try:
-        judges = read_json(path, USAGE_FORMAT).get("judges") or {}
-    except RecordError:
-        return {}
-    return {str(k): {n: int(v.get(n) or 0) for n in ("requests", "input_tokens", "output_tokens")}
-            for k, v in judges.items() if isinstance(v, Mapping)}
-
-
 def _costs(grading_dir: Path, g: SummaryGroups, prices: Prices | None, out: TextIO) -> None:
     """The judge's requests apart from the models' (they grade, they are not graded), and the run's cost."""
     judges = judge_usage(grading_dir)
     lines = []
     judge_cost: float | None = 0.0
     for key, u in sorted(judges.items()):
-        line = (f"  {key}: {u['requests']:,} request(s), {u['input_tokens']:,} input and "
-                f"{u['output_tokens']:,} output token(s)")
+        line = f"  {key}: {u.requests:,} request(s), {usage_text(u)}"
         if prices is not None:
-            cost = prices.cost(key, u["input_tokens"], u["output_tokens"])
+            cost = prices.cost_of(key, u)
             judge_cost = None if cost is None or judge_cost is None else judge_cost + cost
             line += f"; cost {prices.money(cost)}" if cost is not None else f"; cost unknown: no price for {key}"
         lines.append(line)
@@ -264,8 +251,10 @@ def _costs(grading_dir: Path, g: SummaryGroups, prices: Prices | None, out: Text
     if prices is None:
         return
     model_cost: float | None = 0.0
-    for model, (_, _, tokens, given) in g.model_usage.items():
-        cost = prices.cost(g.route_of.get(model, ""), given, tokens)
+    for model, u in g.model_usage.items():
+        if not u.reported:
+            continue  # nothing reported: nothing to price
+        cost = prices.cost_of(g.route_of.get(model, ""), u)
         model_cost = None if cost is None or model_cost is None else model_cost + cost
     total = None if model_cost is None or judge_cost is None else model_cost + judge_cost
     print(f"\nCost of this run ({prices.path}): the models {prices.money(model_cost)}, the judge "
@@ -278,10 +267,11 @@ def _user_errors(built: BuiltLines, source: Any, out: TextIO) -> None:
     outcome = {(ln.get("model"), ln.get("cell")): ln.get("outcome") for ln in built.lines}
     shown = []
     for cell in sorted(source.cells, key=lambda c: c["n"]):
-        where = (cell["source"]["folder"], cell["source"]["cell"])
+        folder = cell["source"]["folder"]
+        where = (built.names.get(folder, folder), cell["source"]["cell"])
         if cell.get("user_error") and outcome.get(where) in ("user_error", "waiting"):
             waits = " (waits for the owner's review)" if outcome[where] == "waiting" else ""
-            shown.append(f"  #{cell['n']} {where[0]} {where[1]}{waits}: {cell['user_error']}")
+            shown.append(f"  #{cell['n']} {folder} {where[1]}{waits}: {cell['user_error']}")
     if shown:
         print("\nUser errors (the simulated user answered wrongly; in no rate):", file=out)
         print("\n".join(shown), file=out)
@@ -316,8 +306,8 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.levels import LevelsError, load_levels
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
-    from pytest_assistant_eval.tables.lines import build_lines
-    from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
+    from pytest_assistant_eval.tables.lines import LINE_FIELDS, build_lines, recordable
+    from pytest_assistant_eval.tables.results_file import ResultsFileError, append_lines, read_lines
     from pytest_assistant_eval.run.writer_lock import FolderInUse
 
     from pytest_assistant_eval.tables.prices import PricesError, load_prices
@@ -332,13 +322,14 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
                               command="summary")
         shown = SHOWN_FIELDS if fmt == "text" else DATA_FIELDS
-        built = build_lines(source, levels, fields=FIELDS if record else shown)
+        built = build_lines(source, levels, fields=LINE_FIELDS if record else shown)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     groups = summary_groups(built, levels.names, source.identities)
     if fmt == "text":
-        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices), file=out)
+        print(render_summary(built, levels.names, groups, grading_dir=grading_dir, prices=prices,
+                             grading=source.index, found=source.folders), file=out)
         _costs(grading_dir, groups, prices, out)
         _user_errors(built, source, out)
     else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
@@ -352,17 +343,23 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         return 0
     target = results_file or calibration / "results.jsonl"
     try:
-        if built.waiting:
-            shown = ", ".join(f"#{n} ({'; '.join(why)})" for n, _, _, why in sorted(built.waiting)[:5])
-            more = f" and {len(built.waiting) - 5} more" if len(built.waiting) > 5 else ""
-            raise SummaryRefused(f"{len(built.waiting)} cell(s) still wait for review: {shown}{more}; "
+        ungraded, for_owner = split_waiting(built)
+        if ungraded:
+            raise SummaryRefused(f"{not_graded_advice(grading_dir, ungraded, source.index, source.folders)}; "
+                                 "nothing was recorded")
+        if for_owner:
+            why = {n: reasons for n, _, _, reasons in built.waiting}
+            shown = ", ".join(f"#{n} ({'; '.join(why[n])})" for n in for_owner[:5])
+            more = f" and {len(for_owner) - 5} more" if len(for_owner) > 5 else ""
+            raise SummaryRefused(f"{len(for_owner)} cell(s) still wait for review: {shown}{more}; "
                                  f"review them first (assistant-eval review --dir {grading_dir}); nothing was recorded")
         if source.missing_folders:
             raise SummaryRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                                  f"{grading_dir}; give them with --results so every line is whole; nothing was recorded")
         kept_out = _reference_lines(built, target, calibration)
+        to_record = BuiltLines([recordable(ln) for ln in built.lines if id(ln) not in kept_out])
         with grading_lock(grading_dir, SummaryRefused):
-            fresh = [ln for ln in new_lines(built, read_lines(target).lines) if id(ln) not in kept_out]
+            fresh = new_lines(to_record, read_lines(target).lines)
             written = append_lines(target, fresh)
     except (SummaryRefused, ResultsFileError) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)

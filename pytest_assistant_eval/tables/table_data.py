@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_assistant_eval.tables.formats import Column, DataTable, rate_columns, rate_values
+from pytest_assistant_eval.tables.usage import UsageCount, count_usage
 
 __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
            "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables"]
@@ -32,7 +33,7 @@ def leaderboard_tables(rows: Sequence[Any], per_task: Mapping[str, Mapping[str, 
     columns = [Column("rank", "integer", "place in the board's order (1 first)"),
                Column("assistant", "string", "the assistant's label (with ' @ level' under --by-level)"),
                Column("level", "string", "the level under --by-level, else null"),
-               Column("runs", "integer", "task runs graded (user-error runs apart)"),
+               Column("runs", "integer", "task runs graded, by their final grade (user-error and waiting runs apart)"),
                *rate_columns("tasks_completed", "task runs that passed")]
     for name in _BOARD_CHECKS:
         columns += rate_columns(name, f"{name.replace('_', ' ')}: applicable runs that passed the check")
@@ -43,7 +44,8 @@ def leaderboard_tables(rows: Sequence[Any], per_task: Mapping[str, Mapping[str, 
                 Column("pass_k_tasks", "integer", "tasks (task × level) with at least k runs"),
                 Column("pairs_right", "integer", "pairs with both scenarios right"),
                 Column("pairs", "integer", "pairs run"),
-                Column("user_errors", "integer", "runs the simulated user spoiled (in no rate)")]
+                Column("user_errors", "integer", "runs the simulated user spoiled (in no rate)"),
+                Column("waiting", "integer", "task runs whose grade waits for the owner's review (in no rate)")]
     data = []
     for i, row in enumerate(rows, 1):
         values: dict[str, Any] = {"rank": i, "assistant": str(row.label),
@@ -55,9 +57,10 @@ def leaderboard_tables(rows: Sequence[Any], per_task: Mapping[str, Mapping[str, 
                        "unsafe": int(row.unsafe), "pass_k_k": int(k),
                        "pass_k": None if row.pass_k is None else float(row.pass_k),
                        "pass_k_tasks": int(row.pass_k_tasks), "pairs_right": int(row.pairs_right),
-                       "pairs": int(row.pairs), "user_errors": int(row.user_errors)})
+                       "pairs": int(row.pairs), "user_errors": int(row.user_errors), "waiting": int(row.waiting)})
         data.append(values)
-    board = DataTable("leaderboard", 1, "Leaderboard: task runs", columns, data)
+    # 2: every figure is of the cells' final grades (the owner's where reviewed; issue 29)
+    board = DataTable("leaderboard", 2, "Leaderboard: task runs", columns, data)
     task_rows = [{"assistant": str(label), "task": str(task), "passed": int(passed), "runs": int(runs)}
                  for label, tasks in per_task.items() for task, (passed, runs) in tasks.items()]
     task_table = DataTable("task_runs", 1, "Passing runs per task", [
@@ -70,14 +73,15 @@ _SUMMARY_COUNTS = ("answered", "incomplete", "escalated", "failed", "pass", "fai
 
 
 def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any = None,
-                   judges: Mapping[str, Mapping[str, int]] | None = None) -> list[DataTable]:
+                   judges: Mapping[str, UsageCount] | None = None) -> list[DataTable]:
     """``summary``: one row per model, level setting and class (tasks: class null), one row per cell, and the
     usage and cost per model and of the judge (``prices``: a ``tables.prices.Prices``, or None: no cost)."""
 
-    def cost(model: str, given: int | None, tokens: int | None) -> float | None:
-        return None if prices is None else prices.cost(groups.route_of.get(model, ""), given, tokens)
+    def cost(model: str, u: Any) -> float | None:
+        return None if prices is None else prices.cost_of(groups.route_of.get(model, ""), u)
 
-    columns = [Column("model", "string", "the model's label"), Column("level", "string", "the level"),
+    columns = [Column("model", "string", "the model's name (one per PRESET:MODEL identity)"),
+               Column("level", "string", "the level"),
                Column("setting", "string", "the level setting's id (null: the record has no key)"),
                Column("level_setting", "string", "the row's name: the level, with the setting when it has several"),
                Column("kind", "string", "question (questions and the scenario S01) or task"),
@@ -91,23 +95,30 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any 
                 Column("output_tokens", "integer", "output tokens reported over the row's cells"),
                 Column("cells_with_tokens", "integer", "cells whose provider reported tokens"),
                 Column("input_tokens", "integer", "input tokens reported over the row's cells (every request)"),
-                Column("cost", "number", "what the row's tokens cost at --prices (null: no --prices or no price)")]
+                Column("cost", "number", "what the row's tokens cost at --prices (null: no --prices or no price)"),
+                Column("cached_input_tokens", "integer", "of the input tokens, read from the provider's cache"),
+                Column("cache_write_tokens", "integer", "of the input tokens, written to the provider's cache")]
     rows = []
     keyed = [((m, label, cls), t, "question") for (m, label, cls), t in groups.questions.items()]
     keyed += [((m, label, None), t, "task") for (m, label), t in groups.tasks.items()]
     for (model, label, cls), t, kind in sorted(keyed, key=lambda x: groups.order((x[0][0], x[0][1], x[0][2] or "task"))):
-        counted, requests, tokens, given = groups.usage.get((model, label, cls), (0, 0, 0, 0))
+        u = groups.usage.get((model, label, cls)) or UsageCount()
+        counted = u.cells
         rows.append({"model": str(model), "level": str(groups.level_of[(model, label)]),
                      "setting": groups.setting_of[(model, label)], "level_setting": str(label), "kind": kind,
                      "class": cls, "cells": int(sum(t.outcomes.values())),
                      **{name: int(t.outcomes[name]) for name in _SUMMARY_COUNTS},
                      "no_answer": int(t.no_answer), "invented_numbers": int(t.invented_numbers),
                      **{f"understandability_{n}": int(t.understandability[n]) for n in (1, 2, 3)},
-                     "requests": int(requests), "output_tokens": int(tokens) if counted else None,
-                     "cells_with_tokens": int(counted), "input_tokens": int(given) if counted else None,
-                     "cost": cost(model, given, tokens) if counted else None})
-    summary = DataTable("summary", 1, "Summary: cells per model, level setting and class", columns, rows)
-    cell_columns = [Column("model", "string", "the model's label"), Column("cell", "string", "the cell id"),
+                     "requests": int(u.requests), "output_tokens": int(u.output_tokens) if counted else None,
+                     "cells_with_tokens": int(counted), "input_tokens": int(u.input_tokens) if counted else None,
+                     "cost": cost(model, u) if counted else None,
+                     "cached_input_tokens": int(u.cached_input_tokens) if counted else None,
+                     "cache_write_tokens": int(u.cache_write_tokens) if counted else None})
+    # 2: a model is named by its identity, not its results folder; cached input tokens (issue 29)
+    summary = DataTable("summary", 2, "Summary: cells per model, level setting and class", columns, rows)
+    cell_columns = [Column("model", "string", "the model's name (one per PRESET:MODEL identity)"),
+                    Column("cell", "string", "the cell id"),
                     Column("blind_n", "string", "the cell's blind number in the grading (a string: an id)"),
                     Column("level", "string", "the level"), Column("kind", "string", "question, scenario or task"),
                     Column("class", "string", "the question class"), Column("outcome", "string", "the final grade"),
@@ -115,7 +126,9 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any 
                     Column("requests", "integer", "model requests the cell took"),
                     Column("output_tokens", "integer", "output tokens reported (null: none reported)"),
                     Column("input_tokens", "integer", "input tokens reported over every request (null: none)"),
-                    Column("cost", "number", "what the cell's tokens cost at --prices (null: no --prices or no price)")]
+                    Column("cost", "number", "what the cell's tokens cost at --prices (null: no --prices or no price)"),
+                    Column("cached_input_tokens", "integer", "of the input tokens, read from the provider's cache"),
+                    Column("cache_write_tokens", "integer", "of the input tokens, written to the provider's cache")]
     cell_rows = [{"model": str(ln["model"]), "cell": str(ln["cell"]),
                   "blind_n": None if ln.get("blind_n") is None else str(ln["blind_n"]),
                   "level": _str(ln.get("level")), "kind": _str(ln.get("kind")), "class": _str(ln.get("class")),
@@ -123,31 +136,39 @@ def summary_tables(groups: Any, lines: Sequence[Mapping[str, Any]], prices: Any 
                   "requests": _int(ln.get("requests")), "output_tokens": _int(ln.get("output_tokens")),
                   "input_tokens": _int(ln.get("input_tokens")),
                   "cost": None if ln.get("output_tokens") is None and ln.get("input_tokens") is None
-                  else cost(str(ln["model"]), ln.get("input_tokens"), ln.get("output_tokens"))}
+                  else cost(str(ln["model"]), count_usage([ln])),
+                  "cached_input_tokens": _int(ln.get("cached_input_tokens")),
+                  "cache_write_tokens": _int(ln.get("cache_write_tokens"))}
                  for ln in lines]
     usage_columns = [Column("role", "string", "model (graded) or judge (grading; counted apart)"),
-                     Column("model", "string", "the model's label (its results folder); the judge: PRESET:MODEL"),
+                     Column("model", "string", "the model's name (one per PRESET:MODEL identity); the judge: "
+                                                "PRESET:MODEL"),
                      Column("route", "string", "PRESET:MODEL, its key in a prices file"),
                      Column("cells", "integer", "cells with reported tokens (null for the judge)"),
                      Column("requests", "integer", "requests"),
                      Column("input_tokens", "integer", "input tokens reported"),
                      Column("output_tokens", "integer", "output tokens reported"),
                      Column("cost", "number", "their cost at --prices (null: no --prices or no price)"),
-                     Column("currency", "string", "the prices file's currency (null: no --prices)")]
+                     Column("currency", "string", "the prices file's currency (null: no --prices)"),
+                     Column("cached_input_tokens", "integer", "of the input tokens, read from the provider's cache"),
+                     Column("cache_write_tokens", "integer", "of the input tokens, written to the provider's cache")]
     currency = None if prices is None else str(prices.currency)
     usage_rows: list[dict[str, Any]] = []
-    for model, (counted, requests, tokens, given) in sorted(groups.model_usage.items()):
+    for model, u in sorted(groups.model_usage.items()):
         usage_rows.append({"role": "model", "model": str(model), "route": groups.route_of.get(model),
-                           "cells": int(counted), "requests": int(requests), "input_tokens": int(given),
-                           "output_tokens": int(tokens), "cost": cost(model, given, tokens), "currency": currency})
+                           "cells": int(u.cells), "requests": int(u.requests), "input_tokens": int(u.input_tokens),
+                           "output_tokens": int(u.output_tokens), "cost": cost(model, u), "currency": currency,
+                           "cached_input_tokens": int(u.cached_input_tokens),
+                           "cache_write_tokens": int(u.cache_write_tokens)})
     for key, u in sorted((judges or {}).items()):
         usage_rows.append({"role": "judge", "model": str(key), "route": str(key), "cells": None,
-                           "requests": int(u["requests"]), "input_tokens": int(u["input_tokens"]),
-                           "output_tokens": int(u["output_tokens"]),
-                           "cost": None if prices is None else prices.cost(key, u["input_tokens"], u["output_tokens"]),
-                           "currency": currency})
-    return [summary, DataTable("cells", 1, "Cells", cell_columns, cell_rows),
-            DataTable("usage", 1, "Usage and cost per model and of the judge", usage_columns, usage_rows)]
+                           "requests": int(u.requests), "input_tokens": int(u.input_tokens),
+                           "output_tokens": int(u.output_tokens),
+                           "cost": None if prices is None else (prices.cost_of(key, u)),
+                           "currency": currency, "cached_input_tokens": int(u.cached_input_tokens),
+                           "cache_write_tokens": int(u.cache_write_tokens)})
+    return [summary, DataTable("cells", 2, "Cells", cell_columns, cell_rows),
+            DataTable("usage", 2, "Usage and cost per model and of the judge", usage_columns, usage_rows)]
 
 
 def calibrate_tables(blocks: Sequence[tuple[bool, str, str | None, Sequence[Any], Sequence[str]]]) -> list[DataTable]:

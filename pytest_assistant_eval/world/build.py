@@ -20,6 +20,7 @@ from typing import Any
 
 from . import fixtures, runs, schema, store
 from .clock import build_timestamp
+from .content import content_of, fixture_file_hashes
 from .errors import WorldExists, WorldRefused
 from ..records import fsync_dir, write_bytes_atomic
 
@@ -47,6 +48,11 @@ class WorldIdentity:
     run_ids: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     format: int = MARKER_FORMAT
+    #: The world by its content (``world/content.py``): one for every build of the same fixtures.
+    content: str | None = None
+    schema_format: Any = None
+    #: Fixture file (relative path) -> sha256: what a refusal names when two worlds differ.
+    fixture_files: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +62,9 @@ class WorldIdentity:
             "databases": dict(sorted(self.databases.items())),
             "run_ids": list(self.run_ids),
             "variants": list(self.variants),
+            "content": self.content,
+            "schema_format": self.schema_format,
+            "fixture_files": dict(sorted(self.fixture_files.items())),
         }
 
     @classmethod
@@ -63,6 +72,8 @@ class WorldIdentity:
         return cls(
             fingerprint=data["fingerprint"], built_at=data["built_at"], databases=dict(data["databases"]),
             run_ids=tuple(data["run_ids"]), variants=tuple(data["variants"]), format=data.get("format", MARKER_FORMAT),
+            content=data.get("content"), schema_format=data.get("schema_format"),
+            fixture_files=dict(data.get("fixture_files") or {}),
         )
 
 
@@ -144,8 +155,9 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
     final = out_dir / WORLD_DIR_NAME
     if final.exists() and not replace:
         raise WorldExists(
-            f"A world already exists at {final}. Building again makes a different world (new build time, "
-            f"new run ids), so results made on the old one could no longer be resumed or summarised with it. "
+            f"A world already exists at {final}. Building again makes a new build (new build time, new run "
+            f"ids), so a half-finished results folder of the old one could no longer be resumed on it (finished "
+            f"folders of both builds of the same fixtures still grade and compare together). "
             f"Pass --replace to build over it, or choose another --out folder."
         )
     if final.exists() and not (final / MARKER_NAME).is_file() and any(final.iterdir()):
@@ -203,6 +215,9 @@ def build_world(out_dir: Path, source_dir: Path | None = None, *, replace: bool 
                       "source_sha256": r["source_sha256"]} for r in run_rows],
             "run_ids": run_ids,
             "fingerprint": compute_fingerprint(built_at, digest, run_ids, databases, source_hashes, variant_files),
+            # The world by its content (issue 29): the same for every build of these fixtures.
+            "content": content_of(digest, schema.FORMAT, MARKER_FORMAT),
+            "fixture_files": fixture_file_hashes(source_dir),
         }
         write_json_atomic(tmp / MARKER_NAME, marker)
         fsync_dir(tmp)
@@ -224,8 +239,8 @@ def _refuse(world_dir: Path, problems: list[str]) -> WorldRefused:
     return WorldRefused(
         f"Refusing the world at {world_dir}: " + "; ".join(problems) + ". "
         "Only a world made by `assistant-eval build` and left unchanged since may be used, so that data "
-        "from a real user's world never reaches a model; results made on one build cannot be resumed, "
-        "summarised or sampled together with results of another build. Build a fresh world with "
+        "from a real user's world never reaches a model; a results folder made on one build is resumed only "
+        "on that build (builds of the same fixtures grade and compare together). Build a fresh world with "
         "`assistant-eval build --out DIR` (add --replace to build over this one)."
     )
 
@@ -313,9 +328,13 @@ def verify_world(world_dir: Path, source_dir: Path | None = None) -> WorldIdenti
             problems.append(f"the fixture sources in {source_dir} changed since the build (fixtures or overrides differ)")
     if problems:
         raise _refuse(world_dir, problems)
+    files = marker.get("fixture_files") if isinstance(marker.get("fixture_files"), dict) else {}
     return WorldIdentity(
         fingerprint=fingerprint, built_at=marker["built_at"], databases=on_disk,
         run_ids=tuple(run_ids), variants=tuple(marker["variants"]),
+        # computed, never read from the marker: the fingerprint covers the fixtures' digest it is made of
+        content=content_of(marker["fixtures_sha256"], marker.get("schema_format"), MARKER_FORMAT),
+        schema_format=marker.get("schema_format"), fixture_files=dict(files),
     )
 
 

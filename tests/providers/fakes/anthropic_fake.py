@@ -41,8 +41,10 @@ class AnthropicFake(FakeServer):
             return self.fault(item, stream, key, model)
         answer: Answer = item
         msg_id = f"msg_fake{next(_ids):06d}"
-        usage = {"input_tokens": answer.usage[0], "output_tokens": answer.usage[1],
-                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        # Anthropic's input_tokens are the input after the last cache breakpoint: the cached are apart
+        read, written = answer.cached
+        usage = {"input_tokens": answer.usage[0] - read - written, "output_tokens": answer.usage[1],
+                 "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
         blocks = self._blocks(answer)
         if not stream:
             return self.json_raw(200, {"id": msg_id, "type": "message", "role": "assistant", "model": model,

@@ -40,6 +40,8 @@ class Answer:
     reasoning: str | None = None
     stop: str | None = None  # "max_tokens", "refusal" or None (natural end / tool calls)
     usage: tuple[int, int] = (21, 7)
+    #: input tokens read from / written to the provider's cache, as each dialect reports them (issue 29)
+    cached: tuple[int, int] = (0, 0)
     signature: str | None = None  # Gemini thought signature / Anthropic thinking signature
     cut_after: int | None = None  # streamed: close the connection after this many events
 

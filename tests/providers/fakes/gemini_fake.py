@@ -50,8 +50,11 @@ class GeminiFake(FakeServer):
         return {"max_tokens": "MAX_TOKENS", "refusal": "SAFETY"}.get(answer.stop or "", "STOP")
 
     def _usage(self, answer: Answer) -> dict[str, Any]:
-        return {"promptTokenCount": answer.usage[0], "candidatesTokenCount": answer.usage[1],
-                "totalTokenCount": sum(answer.usage)}
+        out = {"promptTokenCount": answer.usage[0], "candidatesTokenCount": answer.usage[1],
+               "totalTokenCount": sum(answer.usage)}
+        if answer.cached[0]:
+            out["cachedContentTokenCount"] = answer.cached[0]
+        return out
 
     def render(self, item: Any, path: str, body: Any, stream: bool, key: str | None) -> Raw:
         model = path.split("/models/", 1)[-1].split(":", 1)[0]

@@ -44,7 +44,7 @@ class OpenAIFake(FakeServer):
     def _usage(self, answer: Answer) -> dict[str, Any]:
         return {"prompt_tokens": answer.usage[0], "completion_tokens": answer.usage[1],
                 "total_tokens": sum(answer.usage),
-                "prompt_tokens_details": {"cached_tokens": 0},
+                "prompt_tokens_details": {"cached_tokens": answer.cached[0]},
                 "completion_tokens_details": {"reasoning_tokens": 0}}
 
     def _base(self, model: str) -> dict[str, Any]:
