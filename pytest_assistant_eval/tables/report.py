@@ -165,6 +165,17 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
     return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
 
 
+def verdict_context(lines: Sequence[Mapping[str, Any]], levels: Any, waiting: int) -> dict[str, Any]:
+    """The trust verdict at the top of the page (issue 29): ``calibrate``'s, from the same lines."""
+    from pytest_assistant_eval.tables.calibrate import plan_verdicts
+    from pytest_assistant_eval.tables.trust import BEHAVIOURS
+
+    answers = {level.name: level.answers for level in levels}
+    found = plan_verdicts(lines, answers, levels.trust)
+    return {"verdicts": [{"free": free, "v": v} for free, v in found], "behaviours": BEHAVIOURS,
+            "bars": levels.trust, "waiting": waiting}
+
+
 def plot_spec(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) -> dict[str, Any]:
     """What to plot, as JSON (intervals as [rate, low, high, n]): behaviour checks per assistant; answered
     rate per level per class. A check no run met gets no panel; no rates, no plot."""
@@ -276,6 +287,7 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
                                     reviews.get(int(c["n"]))) for c in source.cells])
     leaderboard = leaderboard_context(source.cells, pairs, k)
     calibration = calibration_context(built.lines, level_order, answers)
+    verdict = verdict_context(built.lines, levels, len(built.waiting))  # issue 29: the page's first answer
     plotter = plotter or PlotProcess()
     spec = plot_spec(leaderboard, calibration)
     agreement = agreement_context(source, reviews)  # counted while the second process draws
@@ -290,6 +302,7 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "key_version": source.index.get("key_version"), "folders": list(source.folders),
         "missing": source.missing_folders, "warnings": list(built.warnings),
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
+        "verdict": verdict,
         "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
         "compare": compare_context(source.cells, leaderboard["rows"], compare),
         "decisions": decisions_context(views), "plots": plotter.draw(spec),
