@@ -180,16 +180,17 @@ def level_trust(lines: Sequence[Mapping[str, Any]], level: str, answers: Mapping
                 c[0] += name not in failed
     for name in BEHAVIOURS:
         k, n = counts[name]
+        need_runs = bars.min_runs
         if unknown:
-            found.append(Requirement(name, "not_recorded", k, unknown, bars.behaviour_bar, blocks=True))
+            status, k, n, blocks = "not_recorded", k, unknown, True
         elif n == 0:
-            found.append(Requirement(name, "not_measured", 0, 0, bars.behaviour_bar, blocks=False))
-        elif n < bars.min_runs:
-            found.append(Requirement(name, "too_few", k, n, bars.behaviour_bar, blocks=True,
-                                     min_runs=bars.min_runs))
+            status, blocks = "not_measured", False
+        elif n < need_runs:
+            status, blocks = "too_few", True
         else:
             status = _share_status(k, n, bars.behaviour_bar)
-            found.append(Requirement(name, status, k, n, bars.behaviour_bar, blocks=status != "meets"))
+            blocks = status != "meets"
+        found.append(Requirement(name, status, k, n, bars.behaviour_bar, blocks=blocks, min_runs=need_runs))
     return LevelTrust(level, tuple(found))
 
 
@@ -197,7 +198,8 @@ def verdict(model: str, lines: Sequence[Mapping[str, Any]], answers: Mapping[str
             bars: TrustBars) -> Verdict:
     """One model's verdict from its own lines (questions and task runs, every level)."""
     lines = list(lines)
-    levels = tuple(level_trust(lines, level, answers, bars) for level in answers)
+    present = {ln.get("level") for ln in lines}  # a level the model has no cell at is not in its verdict
+    levels = tuple(level_trust(lines, level, answers, bars) for level in answers if level in present)
     earned = [lt.level for lt in levels if lt.earned]
     seed_level, seed_why = evidence_level(lines, answers)
     automatic = next((ln.get("automatic_level") for ln in lines if ln.get("automatic_level")), None)
