@@ -116,13 +116,14 @@ def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
 def compare_context(cells: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
                     pair: Sequence[str] | None = None) -> dict[str, Any] | None:
     """``compare`` of two models (by default the board's first two), as the command prints it."""
-    from pytest_assistant_eval.tables.compare import closing_lines, compare_cells, row_texts
+    from pytest_assistant_eval.tables.compare import HEADERS, closing_lines, compare_cells, row_texts
 
     names = list(pair) if pair else [r["label"] for r in rows[:2]]
     if len(names) != 2 or names[0] == names[1]:
         return None
     found = compare_cells(cells, names[0], names[1])
-    return {"a": names[0], "b": names[1], "rows": [(r.measure, r.of, row_texts(r)) for r in found],
+    return {"a": names[0], "b": names[1], "headers": HEADERS,
+            "rows": [(r.measure, r.of, row_texts(r)) for r in found],
             "notes": closing_lines(found).splitlines()}
 
 

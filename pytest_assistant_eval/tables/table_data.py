@@ -296,21 +296,34 @@ def compare_tables(rows: Sequence[Any], a: str, b: str) -> list[DataTable]:
                Column("model_a", "string", "A, as the leaderboard names it"),
                Column("model_b", "string", "B, as the leaderboard names it"),
                Column("n", "integer", "paired cases where the measure applied to both"),
+               Column("clusters", "integer", "tasks or questions the pairs come from (a case's levels and repeats "
+                                             "are one cluster)"),
                Column("rate_a", "number", "A's rate over the pairs (null when n is 0)"),
                Column("rate_b", "number", "B's rate over the pairs (null when n is 0)"),
                Column("difference", "number", "A − B, -1 to 1 (null when n is 0)"),
-               Column("difference_low", "number", "Newcombe's paired 95% interval: lower bound"),
-               Column("difference_high", "number", "Newcombe's paired 95% interval: upper bound"),
+               Column("difference_low", "number", "95% interval by cluster (paired bootstrap over clusters, never "
+                                                  "narrower than Newcombe's): lower bound; null under 6 clusters"),
+               Column("difference_high", "number", "95% interval by cluster: upper bound; null under 6 clusters"),
+               Column("p", "number", "two-sided p by cluster (bootstrap, never below McNemar's); null under 6 "
+                                     "clusters"),
                Column("only_a", "integer", "discordant pairs where only A succeeded"),
                Column("only_b", "integer", "discordant pairs where only B succeeded"),
-               Column("p", "number", "exact McNemar p (two-sided)"),
-               Column("detectable", "number", "the smallest difference this n can tell apart (null below 6 pairs)")]
+               Column("detectable", "number", "the smallest difference the clusters can tell apart (null under 6)"),
+               Column("runs_difference_low", "number", "Newcombe's paired 95% interval, as if runs were "
+                                                       "independent: lower bound"),
+               Column("runs_difference_high", "number", "Newcombe's paired 95% interval: upper bound"),
+               Column("runs_p", "number", "exact McNemar p (two-sided), as if runs were independent"),
+               Column("runs_detectable", "number", "the smallest difference n independent runs could tell apart "
+                                                   "(null below 6 pairs)")]
     out = []
     for r in rows:
         low, high = r.interval if r.interval is not None else (None, None)
+        c_low, c_high = r.clustered.interval if r.clustered.interval is not None else (None, None)
         n = r.counts.n
         out.append({"measure": r.measure, "of": r.of, "model_a": a, "model_b": b, "n": n,
-                    "rate_a": r.rate_a, "rate_b": r.rate_b, "difference": r.counts.difference if n else None,
-                    "difference_low": low, "difference_high": high, "only_a": r.counts.only_a,
-                    "only_b": r.counts.only_b, "p": float(r.p), "detectable": r.detectable})
-    return [DataTable("compare", 1, f"Compare {a} with {b}", columns, out)]
+                    "clusters": int(r.clusters), "rate_a": r.rate_a, "rate_b": r.rate_b,
+                    "difference": r.counts.difference if n else None, "difference_low": c_low,
+                    "difference_high": c_high, "p": r.clustered.p, "only_a": r.counts.only_a,
+                    "only_b": r.counts.only_b, "detectable": r.cluster_detectable, "runs_difference_low": low,
+                    "runs_difference_high": high, "runs_p": float(r.p), "runs_detectable": r.detectable})
+    return [DataTable("compare", 2, f"Compare {a} with {b}", columns, out)]
