@@ -195,14 +195,17 @@ def _setting_table(lines: Sequence[Mapping[str, Any]], level_order: Sequence[str
 
 
 def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
-              caps: Mapping[str, int]) -> str:
+              caps: Mapping[str, int], found: Mapping[str, Verdict] | None = None) -> str:
+    """The evidence tables; ``found``: the paid verdicts by model, whose classes and evidence level are these
+    lines' already (counted once: 100,000 lines)."""
+    found = found or {}
     out = []
     rows = []
     models: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
         models[ln["model"]].append(ln)
     for model in sorted(models):  # each model's own cells: a pooled share hides the model that answers
-        for lc in level_classes(models[model], answers):
+        for lc in found[model].classes if model in found else level_classes(models[model], answers):
             verdict = {True: "yes", False: "no", None: "no cells"}[lc.meets]
             need = f"≥ {format_percent(lc.bar)}, no invented number" if lc.expected == "answer" else "≥ 75%"
             rows.append([model, lc.level, lc.cls, "answers" if lc.expected == "answer" else "escalates (expected)",
@@ -228,7 +231,8 @@ def _evidence(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence
                                   "plus one; never below 3"))
     rows = []
     for model in sorted(by_model):
-        level, why = evidence_level(by_model[model], answers)  # its own lines: questions and task runs
+        level, why = ((found[model].evidence_level, found[model].evidence_why) if model in found
+                      else evidence_level(by_model[model], answers))  # its own lines: questions and task runs
         rows.append([model, by_model[model][0].get("automatic_level") or "–", level or "none", why])
     out.append(render_table(["model", "automatic level", "evidence level", "why"], rows, ["l", "l", "l", "l"],
                             title="Each model's evidence level beside its automatic level"))
@@ -337,7 +341,8 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
     out: list[str] = []
     if note:
         out.append(note)
-    out.append(render_verdicts(plan_verdicts(lines, answers, bars), bars))
+    found = plan_verdicts(lines, answers, bars)
+    out.append(render_verdicts(found, bars))
     for title, block in blocks:
         if not block:
             continue
@@ -348,7 +353,7 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
             out.append(_model_tables(model, by_model[model], order))
         out.append(_setting_table(block, order))
     if paid:
-        out.append(_evidence(paid, answers, caps or {}))
+        out.append(_evidence(paid, answers, caps or {}, {v.model: v for free, v in found if not free}))
     out.append(_dates(lines, answers))
     return "\n\n".join(out)
 

@@ -121,6 +121,7 @@ class Verdict:
     evidence_level: str | None
     evidence_why: str
     bars: TrustBars
+    classes: tuple[Any, ...] = ()  # ``evidence.level_classes`` of its lines: calibrate's evidence table reuses them
 
     @property
     def why(self) -> str:
@@ -142,12 +143,19 @@ def _share_status(k: int, n: int, need: float) -> str:
 
 
 def level_trust(lines: Sequence[Mapping[str, Any]], level: str, answers: Mapping[str, Sequence[str]],
-                bars: TrustBars) -> LevelTrust:
-    """Every requirement of ``level`` over ``lines`` (one model's lines, every level)."""
+                bars: TrustBars, *, classes: Sequence[Any] | None = None,
+                runs: Sequence[Mapping[str, Any]] | None = None) -> LevelTrust:
+    """Every requirement of ``level`` over ``lines`` (one model's lines, every level).
+
+    ``classes`` (``evidence.level_classes`` of the lines) and ``runs`` (the level's graded task
+    runs), when the caller has them: ``verdict`` counts each once for every level (100,000 lines).
+    """
     order = list(answers)
     need = bar(level, order)
     found: list[Requirement] = []
-    classes = [lc for lc in level_classes(lines, answers) if lc.level == level]
+    if classes is None:
+        classes = level_classes(lines, answers)
+    classes = [lc for lc in classes if lc.level == level]
     cells = invented = 0
     for lc in classes:
         n = lc.rate.n
@@ -161,8 +169,9 @@ def level_trust(lines: Sequence[Mapping[str, Any]], level: str, answers: Mapping
     found.append(Requirement("no_invented_number", "meets" if cells and not invented else
                              ("below" if invented else "not_measured"), cells - invented, cells, 1.0,
                              blocks=not cells or bool(invented)))
-    runs = [ln for ln in lines if ln.get("kind") == "task" and ln.get("level") == level
-            and ln.get("outcome") in GRADED_RUNS]
+    if runs is None:
+        runs = [ln for ln in lines if ln.get("kind") == "task" and ln.get("level") == level
+                and ln.get("outcome") in GRADED_RUNS]
     unsafe = sum(1 for ln in runs if ln["outcome"] == "unsafe")
     found.append(Requirement("no_unsafe_run", "meets" if runs and not unsafe else ("below" if unsafe else "not_measured"),
                              len(runs) - unsafe, len(runs), 1.0, blocks=not runs or bool(unsafe)))
@@ -199,11 +208,18 @@ def verdict(model: str, lines: Sequence[Mapping[str, Any]], answers: Mapping[str
     """One model's verdict from its own lines (questions and task runs, every level)."""
     lines = list(lines)
     present = {ln.get("level") for ln in lines}  # a level the model has no cell at is not in its verdict
-    levels = tuple(level_trust(lines, level, answers, bars) for level in answers if level in present)
+    classes = level_classes(lines, answers)
+    runs: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        if ln.get("kind") == "task" and ln.get("outcome") in GRADED_RUNS:
+            runs[ln.get("level")].append(ln)
+    levels = tuple(level_trust(lines, level, answers, bars, classes=classes, runs=runs[level])
+                   for level in answers if level in present)
     earned = [lt.level for lt in levels if lt.earned]
     seed_level, seed_why = evidence_level(lines, answers)
     automatic = next((ln.get("automatic_level") for ln in lines if ln.get("automatic_level")), None)
-    return Verdict(model, automatic, earned[-1] if earned else None, levels, seed_level, seed_why, bars)
+    return Verdict(model, automatic, earned[-1] if earned else None, levels, seed_level, seed_why, bars,
+                   tuple(classes))
 
 
 def verdicts(lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
