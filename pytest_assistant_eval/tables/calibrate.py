@@ -390,15 +390,26 @@ def calibrate_command(results_file: Path, calibration: Path, *, set_version: str
 
         from pytest_assistant_eval.tables.table_data import verdict_tables
 
-        blocks = []
-        for free, (_, block) in zip((False, True), plan_blocks(kept)):
-            for model, model_lines in sorted(rate_lines_by_model(block).items()):
-                classes, rows = rate_rows(model_lines, list(answers))
-                blocks.append((free, model, model_lines[0].get("automatic_level"), rows, classes))
+        from pytest_assistant_eval.tables.table_data import CALIBRATE_TABLES
+
+        if table is not None and table not in CALIBRATE_TABLES:
+            from pytest_assistant_eval.tables.formats import TableFormatError
+
+            raise TableFormatError(f"no table {table!r} here; the tables are: {', '.join(CALIBRATE_TABLES)}")
+        every = fmt == "markdown"  # json and csv write one table: only that one is counted
+        tables = []
+        if every or (table or CALIBRATE_TABLES[0]) in ("verdict", "verdict_levels"):
+            tables += verdict_tables(plan_verdicts(kept, answers, levels.trust))
+        if every or table == "calibrate":
+            blocks = []
+            for free, (_, block) in zip((False, True), plan_blocks(kept)):
+                for model, model_lines in sorted(rate_lines_by_model(block).items()):
+                    classes, rows = rate_rows(model_lines, list(answers))
+                    blocks.append((free, model, model_lines[0].get("automatic_level"), rows, classes))
+            tables += calibrate_tables(blocks)
         if note:
             print(note, file=sys.stderr)  # stdout holds the data alone
-        found = plan_verdicts(kept, answers, levels.trust)
-        emit(fmt, [*verdict_tables(found), *calibrate_tables(blocks)], None, out, table=table)
+        emit(fmt, tables, None, out, table=table)
         return 0
     print(header + "\n\n" + render_calibration(kept, answers, caps, note, levels.trust), file=out)
     return 0
