@@ -30,7 +30,7 @@ from pytest_assistant_eval.tables.report_cells import CellView, cell_view, slim_
 __all__ = ["REPORT_FORMAT", "REPORT_FILE", "build_report", "report_command", "render_page", "page_context"]
 
 #: The page's version, in its ``<meta name="generator">``; what it holds is documented in docs/report.md.
-REPORT_FORMAT = "assistant-eval.report/2"
+REPORT_FORMAT = "assistant-eval.report/3"
 #: Where the page goes without ``--out``: beside the grading it shows.
 REPORT_FILE = "report.html"
 DECISION_KINDS = ("approve", "refuse", "decline", "facts", "ask_cost", "clarify", "done")
