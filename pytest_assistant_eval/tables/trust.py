@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_assistant_eval.levels import TrustBars
 from pytest_assistant_eval.stats import Interval, wilson
-from pytest_assistant_eval.tables.evidence import bar, evidence_level, level_classes
+from pytest_assistant_eval.tables.evidence import bar, evidence_level, level_classes, question_tallies
 
 __all__ = ["BEHAVIOURS", "STATUSES", "Requirement", "LevelTrust", "Verdict", "level_trust", "verdict", "verdicts"]
 
@@ -214,11 +214,12 @@ def verdict(model: str, lines: Sequence[Mapping[str, Any]], answers: Mapping[str
         present.add(get("level"))
         if get("kind") == "task" and get("outcome") in GRADED_RUNS:
             runs[get("level")].append(ln)
-    classes = level_classes(lines, answers)
+    tallies = question_tallies(lines)  # counted once: the verdict's classes and the seed's level
+    classes = level_classes(lines, answers, tallies=tallies)
     levels = tuple(level_trust(lines, level, answers, bars, classes=classes, runs=runs[level])
                    for level in answers if level in present)
     earned = [lt.level for lt in levels if lt.earned]
-    seed_level, seed_why = evidence_level(lines, answers)
+    seed_level, seed_why = evidence_level(lines, answers, tallies=tallies)
     automatic = next((ln.get("automatic_level") for ln in lines if ln.get("automatic_level")), None)
     return Verdict(model, automatic, earned[-1] if earned else None, levels, seed_level, seed_why, bars,
                    tuple(classes))
