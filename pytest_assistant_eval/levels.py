@@ -26,8 +26,8 @@ The size comes from the argument, or else from the name (``llama3.1:70b``,
 ``mixtral:8x7b`` = 56B). When ``levels`` does not define the rule's level, the
 level at the same rank (first, middle, last) is used.
 
-Size: loading with its file-and-line errors, the setting key and placement are three jobs in
-one module; placement (`placement`, `_size_from_name`, `_is_frontier`) and the setting key
+Size: loading with its file-and-line errors (the trust verdict's bars too), the setting key and
+placement are three jobs in one module; placement (`placement`, `_size_from_name`, `_is_frontier`) and the setting key
 (`setting_key`, `setting_change`, `setting_mix`) would each split off.
 """
 
@@ -51,6 +51,7 @@ __all__ = [
     "Level",
     "Levels",
     "LevelsError",
+    "TrustBars",
     "load_levels",
     "setting_key",
     "setting_change",
@@ -107,11 +108,24 @@ class Level:
 
 
 @dataclass(frozen=True)
+class TrustBars:
+    """What the trust verdict asks of a level's task runs (issue 29, ``tables/trust.py``; ``docs/levels.md``).
+
+    ``behaviour_bar``: the share of the runs a behaviour check applied to that must pass it;
+    ``min_runs``: fewer applicable runs than this are too few to tell, never a pass.
+    """
+
+    behaviour_bar: float = 0.90
+    min_runs: int = 3
+
+
+@dataclass(frozen=True)
 class Levels:
-    """All levels of a levels file, lowest first (the file's order)."""
+    """All levels of a levels file, lowest first (the file's order), and the trust verdict's bars."""
 
     version: str
     levels: dict[str, Level] = field(default_factory=dict)
+    trust: TrustBars = field(default_factory=TrustBars)
 
     @property
     def names(self) -> list[str]:
@@ -232,8 +246,9 @@ def load_levels(path: Path | str, known_tools: Iterable[str] | None = DEFAULT_TO
     if top is None:
         raise LevelsError(errors.items)
     for key, (key_node, _) in top.items():
-        if key not in ("levels_version", "levels"):
-            errors.add(key_node, f"unknown key {key!r} (expected levels_version, levels)")
+        if key not in ("levels_version", "levels", "trust"):
+            errors.add(key_node, f"unknown key {key!r} (expected levels_version, levels, trust)")
+    trust = _trust(top["trust"][1], errors) if "trust" in top else TrustBars()
 
     version = ""
     if "levels_version" not in top:
@@ -274,7 +289,25 @@ def load_levels(path: Path | str, known_tools: Iterable[str] | None = DEFAULT_TO
 
     if errors.items:
         raise LevelsError(errors.items)
-    return Levels(version=version, levels=levels)
+    return Levels(version=version, levels=levels, trust=trust)
+
+
+def _trust(node: yaml.Node, errors: _Errors) -> TrustBars:
+    """The optional ``trust:`` mapping: ``behaviour_bar`` (a share in (0, 1]) and ``min_runs`` (a whole number >= 1)."""
+    entries = _mapping(node, "trust", errors)
+    found: dict[str, Any] = {}
+    for key, (knode, vnode) in (entries or {}).items():
+        raw = _construct(vnode)
+        if key == "behaviour_bar":
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 < raw <= 1:
+                errors.add(vnode, f"trust: behaviour_bar must be a share in (0, 1] (0.9 is 90%), got {raw!r}")
+            else:
+                found[key] = float(raw)
+        elif key == "min_runs":
+            found[key] = _positive_int(vnode, "trust: min_runs", errors)
+        else:
+            errors.add(knode, f"trust: unknown key {key!r} (expected behaviour_bar, min_runs)")
+    return TrustBars(**{k: v for k, v in found.items() if v is not None})
 
 
 def _load_level(

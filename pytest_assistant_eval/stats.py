@@ -17,7 +17,7 @@ import random
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "Interval",
@@ -36,6 +36,10 @@ __all__ = [
     "smallest_detectable",
     "majority_prevalence",
     "gwet_ac1",
+    "MIN_CLUSTERS",
+    "ClusteredDifference",
+    "cluster_bootstrap_difference",
+    "cluster_detectable",
 ]
 
 
@@ -63,7 +67,8 @@ class Interval:
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
-    # NormalDist, not scipy: importing scipy.stats took 2 s, longer than every table it served (S9.4).
+    # NormalDist, not scipy: importing scipy.stats took 2 to 5 s here, longer than every table it served
+    # (S9.4; measured again for issue 29: docs/results.md, "Statistics").
     return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
 
 
@@ -305,11 +310,19 @@ def newcombe_paired(t: PairedCounts, confidence: float = 0.95) -> tuple[float, f
     return (min(low, diff), max(high, diff))
 
 
+#: Above this many discordant cases the exact p comes from scipy (``binomtest``): the integer sum
+#: below grows as k · m (measured in docs/results.md, "Statistics": 0.02 s at 10,000, 1.5 s at 100,000),
+#: while scipy's import is paid once and its test takes under a millisecond at any m.
+EXACT_INTEGER_UP_TO = 20_000
+
+
 def mcnemar_exact(only_a: int, only_b: int) -> float:
     """Two-sided exact McNemar p: the binomial test of the discordant cases against 1/2.
 
-    Computed with integers (no scipy): p = min(1, 2 · P(X ≤ min(b, c))) for X ~ Bin(b + c, 1/2).
-    No discordant case gives 1.
+    p = min(1, 2 · P(X ≤ min(b, c))) for X ~ Bin(b + c, 1/2). Up to ``EXACT_INTEGER_UP_TO``
+    discordant cases it is summed in integers (exact, and no scipy import: a table that compares
+    stays within its 3 s); above, ``scipy.stats.binomtest`` (imported here, only then). No
+    discordant case gives 1.
     """
     if only_a < 0 or only_b < 0:
         raise ValueError(f"discordant counts must be non-negative, got {only_a}, {only_b}")
@@ -319,6 +332,10 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     k = min(only_a, only_b)
     if 2 * k >= m:
         return 1.0  # the two tails meet: every outcome is at least as likely as the one seen
+    if m > EXACT_INTEGER_UP_TO:
+        from scipy.stats import binomtest
+
+        return float(binomtest(k, m, 0.5).pvalue)
     term = tail = 1  # C(m, 0); each next binomial coefficient from the last, exactly, in integers
     for i in range(1, k + 1):
         term = term * (m - i + 1) // i
@@ -374,3 +391,81 @@ def gwet_ac1(pairs: Sequence[tuple[Hashable, Hashable]], categories: Sequence[Ha
     if math.isclose(pe, 1.0):
         return 1.0 if po == 1.0 else 0.0
     return (po - pe) / (1 - pe)
+
+
+# --- Paired differences clustered by task (issue 29): runs of one task are not independent ---
+
+#: Fewer clusters than this give no interval and no p ("too few"): six is also the fewest clusters, all
+#: one way, that a sign test over clusters needs for p < 0.05 (2 · 2^-6 = 0.031; five give 0.0625).
+MIN_CLUSTERS = 6
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 29
+
+
+@dataclass(frozen=True)
+class ClusteredDifference:
+    """A paired difference over clusters: its percentile bootstrap interval and p, or None for too few clusters."""
+
+    clusters: int
+    interval: tuple[float, float] | None
+    p: float | None
+
+
+def _resample_indices(k: int, resamples: int, seed: int):  # one draw of cluster indices per (k, resamples, seed)
+    import numpy as np  # here, not at the top: a table that never compares never loads it
+
+    return np.random.default_rng(seed).integers(0, k, size=(resamples, k))
+
+
+_INDICES: dict[tuple[int, int, int], Any] = {}
+
+
+def cluster_bootstrap_difference(clusters: Sequence[tuple[int, int]], confidence: float = 0.95, *,
+                                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                                 min_clusters: int = MIN_CLUSTERS) -> ClusteredDifference:
+    """The difference A − B over paired cases grouped in clusters, resampling whole clusters (tasks).
+
+    ``clusters`` holds per cluster (A only − B only, paired cases): the difference is their sums'
+    ratio, and each resample draws as many clusters with replacement (numpy, a fixed seed: the same
+    input gives the same figures). The interval is the percentile interval of the resampled
+    differences; p is the two-sided percentile-bootstrap p, twice the smaller share of resamples on
+    either side of 0 (so p < 1 − confidence exactly when 0 is outside the interval). With fewer than
+    ``min_clusters`` clusters both are None: a bootstrap over two tasks knows nothing of a third.
+    """
+    k = len(clusters)
+    if k < min_clusters:
+        return ClusteredDifference(k, None, None)
+    import numpy as np
+
+    key = (k, resamples, seed)
+    if key not in _INDICES:
+        _INDICES.clear()
+        _INDICES[key] = _resample_indices(k, resamples, seed)
+    idx = _INDICES[key]
+    d = np.array([c[0] for c in clusters], dtype=float)
+    n = np.array([c[1] for c in clusters], dtype=float)
+    if (n <= 0).any() or (np.abs(d) > n).any():
+        raise ValueError("each cluster needs n > 0 paired cases and |A only − B only| <= n")
+    values = d[idx].sum(axis=1) / n[idx].sum(axis=1)
+    alpha = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(values, [alpha, 100.0 - alpha])  # numpy's "linear", as ``percentile``
+    diff = d.sum() / n.sum()
+    p = min(1.0, 2.0 * min(float((values <= 0).mean()), float((values >= 0).mean())))
+    return ClusteredDifference(k, (float(min(low, diff)), float(max(high, diff))), p)
+
+
+def cluster_detectable(sizes: Sequence[int], alpha: float = 0.05) -> float | None:
+    """The smallest difference clusters of these sizes can tell apart: the fewest clusters a sign test over
+    clusters needs (every case of each going one way), taken from the smallest clusters, over all cases.
+
+    With clusters as the independent units, k clusters all one way reach p < alpha only when
+    2 · 2^-k < alpha (6 at 5%); None when there are fewer clusters than that.
+    """
+    if any(s <= 0 for s in sizes):
+        raise ValueError("every cluster needs at least one case")
+    need = 1
+    while need <= len(sizes) and mcnemar_exact(need, 0) >= alpha:
+        need += 1
+    if need > len(sizes):
+        return None
+    return sum(sorted(sizes)[:need]) / sum(sizes)

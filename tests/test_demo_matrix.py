@@ -139,3 +139,44 @@ def test_the_demo_writes_the_report_and_prints_its_path(demo):
     assert page.is_file() and page.name == "report.html"
     assert page.stat().st_size < 10 * 1000 * 1000
     assert "<!DOCTYPE html>" in page.read_text(encoding="utf-8")[:200]
+
+
+def _demo_folder(stdout: str) -> Path:
+    import re
+
+    return Path(re.search(r"^Report: (.+\.html) \(", stdout, re.M).group(1)).parent
+
+
+def test_the_demos_trust_verdicts_load_from_calibrate_json_in_pandas(demo):
+    """Issue 29's acceptance: guesses-facts earns no level at which asks for info applies; the oracle earns advanced."""
+    pd = pytest.importorskip("pandas")
+    folder = _demo_folder(demo[0])
+    cli = [sys.executable, "-m", "pytest_assistant_eval", "calibrate", "--file", str(folder / "results.jsonl")]
+    done = subprocess.run([*cli, "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    import io
+
+    verdicts = pd.read_json(io.StringIO(done.stdout), orient="records", dtype=False).set_index("model")
+    assert verdicts.loc["oracle", "trusted_level"] == "advanced"
+    done = subprocess.run([*cli, "--format", "csv", "--table", "verdict_levels"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    levels = pd.read_csv(io.StringIO(done.stdout), dtype={"model": "string", "level": "string",
+                                                         "requirement": "string", "status": "string",
+                                                         "level_earned": "boolean", "held_n": "Int64"})
+    asks = levels[(levels["model"] == "guesses-facts") & (levels["requirement"] == "asks_for_info")
+                  & (levels["held_n"] > 0)]
+    assert len(asks) == 3, "asks for info applies at every level"
+    assert not asks["level_earned"].any() and set(asks["status"]) == {"below"}
+    assert pd.isna(verdicts.loc["guesses-facts", "trusted_level"])
+
+
+def test_the_demos_compare_prints_clusters_and_an_interval_no_narrower_than_the_runs(demo):
+    folder = _demo_folder(demo[0])
+    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "compare", "--dir", str(folder / "grading"),
+                           "oracle", "guesses-facts", "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    row = next(r for r in json.loads(done.stdout) if r["measure"] == "tasks completed")
+    assert row["clusters"] == 20 and row["n"] == 105 and row["only_a"] == 9
+    assert row["difference_low"] <= row["runs_difference_low"] and row["difference_high"] >= row["runs_difference_high"]
+    assert row["p"] >= row["runs_p"]

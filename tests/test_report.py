@@ -141,7 +141,7 @@ def test_the_page_has_the_sections_and_two_svg_plots(page: Path):
     for section in ("leaderboard", "plots", "calibration", "agreement", "user", "cells"):
         assert f'<section id="{section}">' in html
     assert html.count("<svg") == 2
-    assert 'name="generator" content="assistant-eval.report/2' in html
+    assert 'name="generator" content="assistant-eval.report/3' in html
 
 
 def test_the_report_writes_beside_the_grading_by_default_and_prints_the_path(graded, tmp_path: Path, capsys):

@@ -95,7 +95,8 @@ def _compare(base: Path, fmt: str, table: str | None) -> str:
 COMMANDS: dict[str, tuple[Callable[[Path, str, str | None], str], str]] = {
     "leaderboard": (_leaderboard, "leaderboard"), "task_runs": (_leaderboard, "task_runs"),
     "summary": (_summary, "summary"), "cells": (_summary, "cells"), "usage": (_summary, "usage"),
-    "calibrate": (_calibrate, "calibrate"), "agentdojo_board": (_agentdojo, "agentdojo_board"),
+    "calibrate": (_calibrate, "calibrate"), "verdict": (_calibrate, "verdict"),
+    "verdict_levels": (_calibrate, "verdict_levels"), "agentdojo_board": (_agentdojo, "agentdojo_board"),
     "agentdojo_ours": (_agentdojo, "agentdojo_ours"), "agentdojo_selection": (_agentdojo, "agentdojo_selection"),
     "compare": (_compare, "compare"),
 }

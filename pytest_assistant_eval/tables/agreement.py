@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.stats import (
+    MIN_CLUSTERS,
     bootstrap_kappa,
     cohen_kappa,
     confusion_matrix,
@@ -81,6 +82,8 @@ class Measure:
     majority: tuple[Hashable, float] | None = None
     #: Gwet's AC1: chance-corrected agreement that stays readable when one verdict dominates.
     ac1: float | None = None
+    #: Questions the pairs come from: the bootstrap's units (under MIN_CLUSTERS: no interval, "too few").
+    clusters: int = 0
 
     @property
     def paradox(self) -> str | None:
@@ -101,14 +104,18 @@ def measure(name: str, data: Pairs, categories: Sequence[Hashable], *, weighted:
     rank = {c: i for i, c in enumerate(cats)}
     lenient = sum(1 for j, o in pairs if rank[j] < rank[o])
     strict = sum(1 for j, o in pairs if rank[j] > rank[o])
+    # Issue 29: a bootstrap over one or two questions gives [1.00, 1.00], which says nothing; under
+    # MIN_CLUSTERS questions the interval is left out and the text says "too few".
+    clusters = len(set(data.clusters))
+    enough = bool(pairs) and clusters >= MIN_CLUSTERS
     out = Measure(name, cats, len(pairs), observed_agreement(pairs), cohen_kappa(pairs, cats),
-                  bootstrap_kappa(pairs, data.clusters, cats, resamples=RESAMPLES, seed=seed) if pairs else None,
+                  bootstrap_kappa(pairs, data.clusters, cats, resamples=RESAMPLES, seed=seed) if enough else None,
                   lenient, strict, confusion_matrix([(o, j) for j, o in pairs], cats),
-                  majority=majority_prevalence(pairs, cats), ac1=gwet_ac1(pairs, cats))
+                  majority=majority_prevalence(pairs, cats), ac1=gwet_ac1(pairs, cats), clusters=clusters)
     if weighted:
         out.weighted = cohen_kappa(pairs, cats, "linear")
         out.weighted_interval = (bootstrap_kappa(pairs, data.clusters, cats, "linear", resamples=RESAMPLES, seed=seed)
-                                 if pairs else None)
+                                 if enough else None)
     return out
 
 
@@ -187,9 +194,11 @@ def collect(cells: Sequence[Mapping[str, Any]], queue: Sequence[Mapping[str, Any
     return groups
 
 
-def _kappa_text(value: float | None, interval: tuple[float, float] | None) -> str:
+def _kappa_text(value: float | None, interval: tuple[float, float] | None, clusters: int = MIN_CLUSTERS) -> str:
     if value is None:
         return "–"
+    if interval is None and clusters < MIN_CLUSTERS:
+        return f"{value:.2f} [interval: too few questions, {clusters} < {MIN_CLUSTERS}]"
     return f"{value:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
@@ -205,8 +214,9 @@ def _measure_block(m: Measure) -> str:
     if m.n == 0:
         return f"{m.name}: no pairs"
     lines = [f"{m.name}: n={m.n}, agreement {format_percent(m.agreement)}, "
-             f"kappa {_kappa_text(m.kappa, m.interval)} (95% bootstrap by question)"
-             + (f", linear-weighted kappa {_kappa_text(m.weighted, m.weighted_interval)}" if m.weighted is not None
+             f"kappa {_kappa_text(m.kappa, m.interval, m.clusters)} (95% bootstrap by question)"
+             + (f", linear-weighted kappa {_kappa_text(m.weighted, m.weighted_interval, m.clusters)}"
+                if m.weighted is not None
                 else "")
              + f"; {_prevalence_text(m)}"
              + f"; the judge kinder (lenient) {m.lenient}, harsher (strict) {m.strict}"]

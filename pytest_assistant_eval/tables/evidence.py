@@ -17,7 +17,7 @@ from pytest_assistant_eval.stats import Interval, percentile, wilson
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, Tally, tally
 
 __all__ = ["FIRST_BAR", "LATER_BAR", "MIN_CALLS", "STARTING_BARS", "bar", "proposed_calls", "LevelClass",
-           "level_classes", "evidence_level", "TaskRuns", "task_runs"]
+           "level_classes", "evidence_level", "TaskRuns", "task_runs", "question_tallies"]
 
 #: Share of a level's classes answered that the lowest level must reach, and every higher one.
 FIRST_BAR = 0.60
@@ -75,22 +75,31 @@ class LevelClass:
         return self.rate.rate >= (self.bar or 0.0) and self.invented == 0
 
 
-def level_classes(lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
-                  classes: Sequence[str] = ("lookup", "interpret", "diagnose")) -> list[LevelClass]:
-    """For every level and class: does the level answer the classes it is meant for, and escalate the rest?
-
-    ``answers`` maps each level (lowest first) to the classes it is meant to answer. An
-    escalation is held to the higher bar: a lower level should hand up what it is not for.
-    """
-    order = list(answers)
+def question_tallies(lines: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Tally]:
+    """The tally of each (level, class) of the question cells: what ``level_classes`` and ``evidence_level`` count."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
         if ln.get("kind") == "question":
             groups[(ln["level"], ln["class"])].append(ln)
+    return {key: tally(group) for key, group in groups.items()}
+
+
+def level_classes(lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
+                  classes: Sequence[str] = ("lookup", "interpret", "diagnose"), *,
+                  tallies: Mapping[tuple[str, str], Tally] | None = None) -> list[LevelClass]:
+    """For every level and class: does the level answer the classes it is meant for, and escalate the rest?
+
+    ``answers`` maps each level (lowest first) to the classes it is meant to answer. An
+    escalation is held to the higher bar: a lower level should hand up what it is not for.
+    ``tallies``: ``question_tallies(lines)`` when the caller has it (the lines are then not read).
+    """
+    order = list(answers)
+    if tallies is None:
+        tallies = question_tallies(lines)
     found = []
     for level in order:
         for cls in classes:
-            t = tally(groups.get((level, cls), []))
+            t = tallies.get((level, cls)) or Tally()
             if cls in answers[level]:
                 found.append(LevelClass(level, cls, "answer", wilson(t.outcomes["answered"], t.ran),
                                         bar(level, order), t.invented_cells))
@@ -131,7 +140,8 @@ def task_runs(model_lines: Iterable[Mapping[str, Any]]) -> dict[str, TaskRuns]:
     return {level: TaskRuns(*c) for level, c in counts.items()}
 
 
-def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]]) -> tuple[str | None, str]:
+def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[str, Sequence[str]], *,
+                   tallies: Mapping[tuple[str, str], Tally] | None = None) -> tuple[str | None, str]:
     """The highest level whose classes this model answers at that level's setting, with why.
 
     A level counts when, at its own setting, every class it is meant for has cells, reaches
@@ -142,11 +152,8 @@ def evidence_level(model_lines: Iterable[Mapping[str, Any]], answers: Mapping[st
     """
     model_lines = list(model_lines)
     order = list(answers)
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for ln in model_lines:
-        if ln.get("kind") == "question":
-            groups[(ln["level"], ln["class"])].append(ln)
-    tallies = {key: tally(group) for key, group in groups.items()}  # each line counted once
+    if tallies is None:
+        tallies = question_tallies(model_lines)  # each line counted once
     tasks = task_runs(model_lines)
     best: str | None = None
     why = "no level meets its bar"

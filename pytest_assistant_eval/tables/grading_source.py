@@ -28,8 +28,8 @@ from pytest_assistant_eval.tables.digest import read_digest
 
 #: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
 DIGESTS = ".digests"
-SLIM_CELL_VERSION = "6"  # 6: a user error keeps its reason (issue 22)
-SUMMARY_CELL_VERSION = "2"  # 2: a user error keeps its reason (issue 22)
+SLIM_CELL_VERSION = "7"  # 7: the line part has checks_applied (issue 29); 6: a user error keeps its reason
+SUMMARY_CELL_VERSION = "3"  # 3: the line part has checks_applied (issue 29); 2: a user error keeps its reason
 RECORD_ROW_VERSION = "4"  # 3: input tokens over the requests (issue 24); 4: cached input tokens (issue 29)
 #: What a slim cell keeps of a graded cell (``docs/digests.md``): what the leaderboard, the review
 #: queue, the review overlay and the agreement read. The rest of a cell's line is in ``_line``.

@@ -147,9 +147,13 @@ def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]
     if cell.get("kind") == "task":
         final = (cell.get("task") or {}).get("final") or {}
         checks_failed = sorted(name for name, value in final.items() if value is False)
+        # The checks that applied (a value, not null): which applies is the record's, never a verdict's,
+        # so the owner's review changes checks_failed but not these (the trust verdict's n, issue 29).
+        checks_applied = sorted(name for name, value in final.items() if value is not None)
         invented = sum(1 for i in items if i.get("kind") == "number" and final_verdict(cell, i) == "wrong")
     else:
         checks_failed = []
+        checks_applied = []
         invented = sum(int(p.get("invented_numbers") or 0) for p in parts)
     judged = bool(judge) and (outcome != "user_error" or bool(cell.get("user_replies"))) and not (no_answer and not items)
     # The final grade is the judge's until the owner reviews the cell (the ``review`` marker the
@@ -168,6 +172,7 @@ def graded_fields(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]
         "critical_missing": sum(len(p.get("critical_missing") or []) for p in parts),
         "form_missing": sum(len(p.get("form_missing") or []) for p in parts),
         "checks_failed": checks_failed,
+        "checks_applied": checks_applied,
     }
     return _owner_grade(cell, reasons, fields)
 
@@ -194,7 +199,8 @@ def _owner_grade(cell: Mapping[str, Any], reasons: list[str], fields: dict[str, 
 def _ungraded_fields(outcome: str) -> dict[str, Any]:
     return {"outcome": outcome, "grader": "none", "review_reasons": [], "judge_outcome": None,
             "understandability": None, "judge_understandability": None, "judge_route": None, "no_answer": False,
-            "escalated": False, "invented_numbers": 0, "critical_missing": 0, "form_missing": 0, "checks_failed": []}
+            "escalated": False, "invented_numbers": 0, "critical_missing": 0, "form_missing": 0, "checks_failed": [],
+            "checks_applied": []}
 
 
 def _helpfulness(cell: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,7 +231,7 @@ def _part(cell: Mapping[str, Any], reasons: list[str]) -> dict[str, Any]:
 PART_FIELDS = (
     "outcome", "grader", "review_reasons", "judge_outcome", "understandability", "judge_understandability",
     "judge_route", "no_answer", "escalated", "invented_numbers", "critical_missing", "form_missing", "checks_failed",
-    "cell", "case", "kind", "class", "level", "repeat", "blind_n", "conversation_seconds", "resumes", "resume_points",
+    "checks_applied", "cell", "case", "kind", "class", "level", "repeat", "blind_n", "conversation_seconds", "resumes", "resume_points",
     "resume_codes", "skip_reason", "na_reason", "helpfulness", "helpfulness_note")
 
 

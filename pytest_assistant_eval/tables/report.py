@@ -31,7 +31,7 @@ from pytest_assistant_eval.tables.report_cells import CellView, cell_view, slim_
 __all__ = ["REPORT_FORMAT", "REPORT_FILE", "build_report", "report_command", "render_page", "page_context"]
 
 #: The page's version, in its ``<meta name="generator">``; what it holds is documented in docs/report.md.
-REPORT_FORMAT = "assistant-eval.report/2"
+REPORT_FORMAT = "assistant-eval.report/3"
 #: Where the page goes without ``--out``: beside the grading it shows.
 REPORT_FILE = "report.html"
 DECISION_KINDS = ("approve", "refuse", "decline", "facts", "ask_cost", "clarify", "done")
@@ -119,13 +119,14 @@ def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
 def compare_context(cells: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
                     pair: Sequence[str] | None = None) -> dict[str, Any] | None:
     """``compare`` of two models (by default the board's first two), as the command prints it."""
-    from pytest_assistant_eval.tables.compare import closing_lines, compare_cells, row_texts
+    from pytest_assistant_eval.tables.compare import HEADERS, closing_lines, compare_cells, row_texts
 
     names = list(pair) if pair else [r["label"] for r in rows[:2]]
     if len(names) != 2 or names[0] == names[1]:
         return None
     found = compare_cells(cells, names[0], names[1])
-    return {"a": names[0], "b": names[1], "rows": [(r.measure, r.of, row_texts(r)) for r in found],
+    return {"a": names[0], "b": names[1], "headers": HEADERS,
+            "rows": [(r.measure, r.of, row_texts(r)) for r in found],
             "notes": closing_lines(found).splitlines()}
 
 
@@ -166,6 +167,17 @@ def calibration_context(lines: Sequence[Mapping[str, Any]], level_order: Sequenc
     evidence = [{"model": model, "lc": lc, "rate": _rate(lc.rate, model=model, level=lc.level, **{"class": lc.cls})}
                 for model in sorted(by_model) for lc in level_classes(by_model[model], answers)]
     return {"blocks": blocks, "evidence": evidence, "answered": answered, "series": series}
+
+
+def verdict_context(lines: Sequence[Mapping[str, Any]], levels: Any, waiting: int) -> dict[str, Any]:
+    """The trust verdict at the top of the page (issue 29): ``calibrate``'s, from the same lines."""
+    from pytest_assistant_eval.tables.calibrate import plan_verdicts
+    from pytest_assistant_eval.tables.trust import BEHAVIOURS
+
+    answers = {level.name: level.answers for level in levels}
+    found = plan_verdicts(lines, answers, levels.trust)
+    return {"verdicts": [{"free": free, "v": v} for free, v in found], "behaviours": BEHAVIOURS,
+            "bars": levels.trust, "waiting": waiting}
 
 
 def plot_spec(leaderboard: Mapping[str, Any], calibration: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,6 +294,7 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
                                     reviews.get(int(c["n"]))) for c in source.cells])
     leaderboard = leaderboard_context(source.cells, pairs, k)
     calibration = calibration_context(built.lines, level_order, answers)
+    verdict = verdict_context(built.lines, levels, len(built.waiting))  # issue 29: the page's first answer
     plotter = plotter or PlotProcess()
     spec = plot_spec(leaderboard, calibration)
     agreement = agreement_context(source, reviews)  # counted while the second process draws
@@ -296,6 +309,7 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
         "key_version": source.index.get("key_version"), "folders": list(source.folders),
         "missing": source.missing_folders, "warnings": list(built.warnings),
         "waiting": len(built.waiting), "outcomes": Counter(v.outcome for v in views),
+        "verdict": verdict,
         "leaderboard": leaderboard, "calibration": calibration, "agreement": agreement,
         "compare": compare_context(source.cells, leaderboard["rows"], compare),
         "decisions": decisions_context(views), "plots": plotter.draw(spec),

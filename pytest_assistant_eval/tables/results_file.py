@@ -34,7 +34,7 @@ FIELDS: tuple[str, ...] = (
     "harness_version", "git_commit", "set_version", "key_version", "levels_version",
     "outcome", "grader", "review_reasons", "judge_outcome", "understandability", "judge_understandability",
     "judge_route", "no_answer", "escalated", "invented_numbers", "critical_missing", "form_missing",
-    "checks_failed",
+    "checks_failed", "checks_applied",
     "requests", "calls", "turn_calls", "rounds", "output_tokens", "prompt_tokens_reported",
     "prompt_tokens_estimated", "cap_hits", "length_stops", "compactions", "truncations",
     "conversation_seconds", "failed_attempts",

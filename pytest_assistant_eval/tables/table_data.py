@@ -16,11 +16,12 @@ from pytest_assistant_eval.tables.formats import Column, DataTable, rate_columns
 from pytest_assistant_eval.tables.usage import UsageCount, count_usage
 
 __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
-           "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables"]
+           "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables", "verdict_tables"]
 
 LEADERBOARD_TABLES = ("leaderboard", "task_runs")
 SUMMARY_TABLES = ("summary", "cells", "usage")
-CALIBRATE_TABLES = ("calibrate",)
+#: The trust verdict first: it is the product's answer (issue 29), and json/csv write the first table by default.
+CALIBRATE_TABLES = ("verdict", "verdict_levels", "calibrate")
 AGENTDOJO_TABLES = ("agentdojo_board", "agentdojo_ours", "agentdojo_selection")
 COMPARE_TABLES = ("compare",)
 
@@ -199,6 +200,47 @@ def calibrate_tables(blocks: Sequence[tuple[bool, str, str | None, Sequence[Any]
     return [DataTable("calibrate", 1, "Calibration: rates per model, level setting and class", columns, rows)]
 
 
+def verdict_tables(found: Sequence[tuple[bool, Any]]) -> list[DataTable]:
+    """``calibrate``'s trust verdict: one row per model (``verdict``), one per model, level and requirement
+    (``verdict_levels``), from ``calibrate.plan_verdicts``'s (free plan, ``trust.Verdict``) pairs."""
+    columns = [Column("free_plan", "boolean", "free-plan cells (their verdict apart)"),
+               Column("model", "string", "the model's label"),
+               Column("automatic_level", "string", "the model's automatic level"),
+               Column("trusted_level", "string", "the highest level it can be trusted at (null: none)"),
+               Column("evidence_level", "string", "the seed's evidence level from questions and task completion"),
+               Column("why", "string", "the verdict's reasons: the trusted level's figures, what keeps each other "
+                                       "level from being earned"),
+               Column("evidence_why", "string", "the evidence level's reasons"),
+               Column("behaviour_bar", "number", "the share of applicable runs a behaviour must pass (levels.yaml)"),
+               Column("min_runs", "integer", "fewer applicable runs than this are too few to tell (levels.yaml)")]
+    rows = [{"free_plan": bool(free), "model": str(v.model), "automatic_level": _str(v.automatic_level),
+             "trusted_level": _str(v.trusted), "evidence_level": _str(v.evidence_level), "why": str(v.why),
+             "evidence_why": str(v.evidence_why), "behaviour_bar": float(v.bars.behaviour_bar),
+             "min_runs": int(v.bars.min_runs)} for free, v in found]
+    level_columns = [Column("free_plan", "boolean", "free-plan cells (their verdict apart)"),
+                     Column("model", "string", "the model's label"), Column("level", "string", "the level"),
+                     Column("level_earned", "boolean", "every requirement of the level holds"),
+                     Column("requirement", "string", "answers_CLASS, no_invented_number, no_unsafe_run or a "
+                                                     "behaviour check"),
+                     Column("status", "string", "meets, below, too_few, not_measured or not_recorded"),
+                     Column("blocks", "boolean", "this requirement keeps the level from being earned"),
+                     *rate_columns("held", "cells or runs that held the requirement, of those it applied to"),
+                     Column("bar", "number", "the share it must reach (1: every one)"),
+                     Column("min_runs", "integer", "a behaviour's fewest runs to tell (null for the others)")]
+    level_rows = []
+    for free, v in found:
+        for lt in v.levels:
+            for r in lt.requirements:
+                level_rows.append({"free_plan": bool(free), "model": str(v.model), "level": str(lt.level),
+                                   "level_earned": bool(lt.earned), "requirement": str(r.name),
+                                   "status": str(r.status), "blocks": bool(r.blocks),
+                                   **rate_values("held", r.interval), "bar": float(r.bar),
+                                   "min_runs": int(r.min_runs) if r.min_runs else None})
+    return [DataTable("verdict", 1, "Trust verdict: the highest level each model can be trusted at", columns, rows),
+            DataTable("verdict_levels", 1, "Trust verdict: each level's requirements with their n", level_columns,
+                      level_rows)]
+
+
 def agentdojo_tables(rows: Sequence[Any], ours: Sequence[Any], runs: Sequence[Mapping[str, Any]]) -> list[DataTable]:
     """``agentdojo board``: AgentDojo's three figures per setting, model, attack and suite (``board.board_rows``),
     our checks apart (``board.ours_rows``), and what each graded run covered (the grading file's ``runs``)."""
@@ -275,21 +317,34 @@ def compare_tables(rows: Sequence[Any], a: str, b: str) -> list[DataTable]:
                Column("model_a", "string", "A, as the leaderboard names it"),
                Column("model_b", "string", "B, as the leaderboard names it"),
                Column("n", "integer", "paired cases where the measure applied to both"),
+               Column("clusters", "integer", "tasks or questions the pairs come from (a case's levels and repeats "
+                                             "are one cluster)"),
                Column("rate_a", "number", "A's rate over the pairs (null when n is 0)"),
                Column("rate_b", "number", "B's rate over the pairs (null when n is 0)"),
                Column("difference", "number", "A − B, -1 to 1 (null when n is 0)"),
-               Column("difference_low", "number", "Newcombe's paired 95% interval: lower bound"),
-               Column("difference_high", "number", "Newcombe's paired 95% interval: upper bound"),
+               Column("difference_low", "number", "95% interval by cluster (paired bootstrap over clusters, never "
+                                                  "narrower than Newcombe's): lower bound; null under 6 clusters"),
+               Column("difference_high", "number", "95% interval by cluster: upper bound; null under 6 clusters"),
+               Column("p", "number", "two-sided p by cluster (bootstrap, never below McNemar's); null under 6 "
+                                     "clusters"),
                Column("only_a", "integer", "discordant pairs where only A succeeded"),
                Column("only_b", "integer", "discordant pairs where only B succeeded"),
-               Column("p", "number", "exact McNemar p (two-sided)"),
-               Column("detectable", "number", "the smallest difference this n can tell apart (null below 6 pairs)")]
+               Column("detectable", "number", "the smallest difference the clusters can tell apart (null under 6)"),
+               Column("runs_difference_low", "number", "Newcombe's paired 95% interval, as if runs were "
+                                                       "independent: lower bound"),
+               Column("runs_difference_high", "number", "Newcombe's paired 95% interval: upper bound"),
+               Column("runs_p", "number", "exact McNemar p (two-sided), as if runs were independent"),
+               Column("runs_detectable", "number", "the smallest difference n independent runs could tell apart "
+                                                   "(null below 6 pairs)")]
     out = []
     for r in rows:
         low, high = r.interval if r.interval is not None else (None, None)
+        c_low, c_high = r.clustered.interval if r.clustered.interval is not None else (None, None)
         n = r.counts.n
         out.append({"measure": r.measure, "of": r.of, "model_a": a, "model_b": b, "n": n,
-                    "rate_a": r.rate_a, "rate_b": r.rate_b, "difference": r.counts.difference if n else None,
-                    "difference_low": low, "difference_high": high, "only_a": r.counts.only_a,
-                    "only_b": r.counts.only_b, "p": float(r.p), "detectable": r.detectable})
-    return [DataTable("compare", 1, f"Compare {a} with {b}", columns, out)]
+                    "clusters": int(r.clusters), "rate_a": r.rate_a, "rate_b": r.rate_b,
+                    "difference": r.counts.difference if n else None, "difference_low": c_low,
+                    "difference_high": c_high, "p": r.clustered.p, "only_a": r.counts.only_a,
+                    "only_b": r.counts.only_b, "detectable": r.cluster_detectable, "runs_difference_low": low,
+                    "runs_difference_high": high, "runs_p": float(r.p), "runs_detectable": r.detectable})
+    return [DataTable("compare", 2, f"Compare {a} with {b}", columns, out)]
