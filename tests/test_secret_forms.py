@@ -86,3 +86,28 @@ def test_a_word_inside_a_key_is_not_replaced_alone_but_the_key_around_it_is():
     secrets = Secrets([key])
     assert redact("the transcript of the call", secrets) == "the transcript of the call"
     assert redact(f"bad key {key}", secrets) == "bad key [key]"
+
+
+@pytest.mark.parametrize("key", ["transcript", "2026-12-01"])
+def test_a_run_whose_key_is_a_field_name_or_a_date_stays_gradeable_and_says_so_once(
+        key, calibration_dir, world_dir, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.provider_runs_helpers import console, records, run_env, run_eval
+    from tests.reference_fake import REFERENCE_FAKES
+
+    cls, suffix = REFERENCE_FAKES["openai"]
+    out = tmp_path / "results"
+    with cls(calibration_dir, world_dir) as fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={fake.url}{suffix}",
+                          "--accept-data-notice", "--levels", "basic", "--repeats", "1", "-k", "G01 or T07",
+                          env=run_env(key=key))
+    assert result.ret == 0, console(result)
+    assert console(result).count("not shaped like a secret") == 1
+    cells = records(out)
+    assert cells and all("[key]" not in json.dumps(c) for c in cells.values())
+    graded = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "grade-ai", str(out), "--dir",
+                             str(tmp_path / "grading"), "--single-model"], capture_output=True, text=True,
+                            env=run_env(key=key), timeout=240)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
