@@ -20,7 +20,7 @@ import pytest
 
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.run.progress import Progress
-from pytest_assistant_eval.run.results_folder import refuse_grading_folder
+from pytest_assistant_eval.run.results_folder import check_run_folders, refuse_grading_folder
 from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.run.report_redaction import guard_showlocals, redact_report
 from pytest_assistant_eval.run.scheduling import RouteScheduling, scope_for
@@ -227,6 +227,8 @@ def _hold_folders(config: pytest.Config, session: Any) -> None:
     token = uuid.uuid4().hex
     for folder in [session.options.out, *_session_folders(session)]:
         refuse_grading_folder(folder, runner.UsageError)  # before the lock writes a file into it
+    check_run_folders(session.options.out, [spec.label for spec in session.models.values()],
+                      runner.UsageError, several=len(session.models) > 1)  # the one write rule (issue 31 D/E)
     for folder in _session_folders(session):
         lock = WriterLock(folder)
         lock.acquire(token)

@@ -387,6 +387,8 @@ class HTTPProvider:
                                     verify=shared_ssl_context())
         bind_deadline(self._client, self.deadline)
         self.attempts: list[Attempt] = []
+        #: Called after each failed attempt is appended to ``attempts``, before any wait (the cell files it).
+        self.on_attempt: Callable[[], None] | None = None
         self.last_request_body: bytes = b""
         self.last_request_sha256: str | None = None
         self.last_response_headers: dict[str, str] = {}
@@ -488,6 +490,8 @@ class HTTPProvider:
                         request_sha256=sha,
                     )
                 )
+                if self.on_attempt is not None:
+                    self.on_attempt()  # filed before any sleep or retry: a kill loses no attempt (issue 31 G)
                 if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
                     self.pacer.on_rate_limited(error.retry_after, error.headers, quota=error.quota)
                 if self.pacer is not None and self._unsent and hasattr(self.pacer, "not_sent"):

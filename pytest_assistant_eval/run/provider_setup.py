@@ -84,6 +84,7 @@ class Providers:
         self._secrets: Secrets | None = None
         self.probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
         self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
+        self._flushed: dict[str, dict[str, Any]] = {}  # the usage already added to run.json, per provider
 
     # -- routes -------------------------------------------------------------------
     def check_routes(self) -> None:
@@ -209,10 +210,22 @@ class Providers:
         return out
 
     def add_usage_to_folders(self, label: str = "calibration") -> None:
-        """Add this process's usage to each model's run.json (the user model's once, in the first folder)."""
-        usage = self.usage(label)
-        if not usage or not any(u["requests"] for u in usage.values()):
+        """Add this process's usage not yet added to each model's run.json (the user model's once, in the
+        first folder). Called as the usage grows (before each request, after each cell) and at the end, so
+        a killed run's run.json holds what it spent up to its last request (issue 31 G)."""
+        from pytest_assistant_eval.run.usage import COUNTS
+
+        current = self.usage(label)
+        flushed = self._flushed
+        usage: dict[str, dict[str, Any]] = {}
+        for key, counts in current.items():
+            before = flushed.get(key, {})
+            delta = {k: (counts.get(k) or 0) - (before.get(k) or 0) for k in COUNTS}
+            if any(delta.values()):
+                usage[key] = {"label": counts["label"], **delta}
+        if not usage:
             return
+        flushed.update({k: dict(v) for k, v in current.items()})
         from pytest_assistant_eval.run.usage import add_usage
 
         for index, spec in enumerate(self.models.values()):
