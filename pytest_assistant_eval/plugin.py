@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from pytest_assistant_eval import option_ranges as ranges
+
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.run.progress import Progress
 from pytest_assistant_eval.run.results_folder import check_run_folders, refuse_grading_folder
@@ -50,16 +52,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="results folder, a parent folder when several models run "
                          "(default: _eval_reports/results in the current folder, which git ignores)")
     group.addoption("--levels", help="comma-separated levels (default: every level in levels.yaml)")
-    group.addoption("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
+    group.addoption("--repeats", type=ranges.REPEATS, help="repeats per cell (default: 1 per question, each task's own)")
     group.addoption("--resume", action="store_true", help="continue a results folder: finished cells are skipped")
     group.addoption("--accept-data-notice", action="store_true", help="accept the remote provider's data notice for this run only")
     group.addoption("--no-stream", action="store_true", help="ask for whole answers instead of streams")
-    group.addoption("--pace", type=float, default=0.0, help="at least this many seconds between request starts")
-    group.addoption("--request-deadline", type=float, default=None, metavar="SECONDS",
+    group.addoption("--pace", type=ranges.PACE, default=0.0, help="at least this many seconds between request starts")
+    group.addoption("--request-deadline", type=ranges.REQUEST_DEADLINE, default=None, metavar="SECONDS",
                     help="the longest one request attempt may take, connect and whole answer (default: 600)")
     group.addoption("--relax-data-collection", action="store_true",
                     help="let a router use providers that keep request data (the data is synthetic; recorded)")
-    group.addoption("--max-requests-per-day", type=int, default=None,
+    group.addoption("--max-requests-per-day", type=ranges.REQUESTS_PER_DAY, default=None,
                     help="daily request budget per route (default: 45 for free models, none otherwise)")
     group.addoption("--group-by-route", action="store_true",
                     help="keep every route's cells on one worker, the limit-free scripted ones too")
@@ -156,7 +158,7 @@ def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:
     pairs = []
     for item in value.split(","):
         level, _, tokens = item.strip().partition("=")
-        if not level or not tokens.strip().isdigit() or int(tokens) <= 0:
+        if not level or not tokens.strip().isdigit() or not 0 < int(tokens) <= 100_000_000:
             raise pytest.UsageError(f"--ollama-context: {item.strip()!r} is not LEVEL=TOKENS "
                                     "(e.g. basic=16384,standard=32768,advanced=65536)")
         pairs.append((level.strip(), int(tokens)))

@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from pytest_assistant_eval.providers.reply_bounds import MAX_TOOL_CALLS
+from pytest_assistant_eval.providers.reply_bounds import loads as bounded_loads
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.durations import parse_duration
 from pytest_assistant_eval.providers.errors import (
@@ -84,7 +86,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if not isinstance(raw, str):
         return {}, json.dumps(raw, ensure_ascii=False), f"arguments are a {type(raw).__name__}, not an object"
     try:
-        value = json.loads(raw)
+        value = bounded_loads(raw)
     except ValueError as exc:
         return {}, raw, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
@@ -183,7 +185,7 @@ def json_or_none(data: bytes | str | None) -> Any:
     if data is None:
         return None
     try:
-        return json.loads(data)
+        return bounded_loads(data)
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -236,7 +238,7 @@ def event_json(data: str) -> dict[str, Any]:
     drops a number from the text; garbage then the end of the stream becomes an empty answer).
     """
     try:
-        value = json.loads(data)
+        value = bounded_loads(data)
     except ValueError:
         raise unreadable("the answer stream held an event that is not JSON", data) from None
     if not isinstance(value, dict):
@@ -250,7 +252,7 @@ def iter_ndjson(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         if not line:
             continue
         try:
-            value = json.loads(line)
+            value = bounded_loads(line)
         except ValueError:
             raise unreadable("the answer stream held a line that is not JSON", line) from None
         if not isinstance(value, dict):
@@ -613,7 +615,7 @@ class HTTPProvider:
         """
         if response is not None and not reading.capped:
             chars = _answer_chars(response)
-            if chars <= chars_cap(max_output_tokens):
+            if chars <= chars_cap(max_output_tokens) and len(response.message.tool_calls) <= MAX_TOOL_CALLS:
                 return response
         else:
             chars = _answer_chars(response) if response is not None else None
@@ -621,7 +623,7 @@ class HTTPProvider:
         info = dict(response.provider) if response is not None else {}
         info["oversized"] = {"bytes_read": reading.received, "body_cap": reading.cap, "capped": reading.capped,
                              "characters": chars, "max_output_tokens": max_output_tokens,
-                             "tool_calls_dropped": len(message.tool_calls)}
+                             "tool_calls_dropped": len(message.tool_calls), "max_tool_calls": MAX_TOOL_CALLS}
         folded = Message(role="assistant", content=fold(message.content) or "", reasoning=fold(message.reasoning))
         return ChatResponse(message=folded, stop_reason="oversized",
                             usage=response.usage if response is not None else Usage(), provider=info)
