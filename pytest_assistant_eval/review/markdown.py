@@ -38,8 +38,10 @@ MD_FORMAT = "assistant-eval.review-md/1"
 _HEADER = re.compile(r"^<!-- " + re.escape(MD_FORMAT) + r" (?P<kind>first|final|helpfulness) -->\s*$")
 _CELL = re.compile(r"^# Cell #(?P<n>\d+)\s*$")
 _MATERIAL = re.compile(r"^<!-- cell (?P<n>\d+) material (?P<sha>[0-9a-f]{64}) -->\s*$")
-_ITEM = re.compile(r"^- `(?P<id>[^`]+)`.*\[(?P<allowed>[^\]]+)\]:[ \t]*(?P<letter>\S*)\s*$")
-_UNDERSTANDABILITY = re.compile(r"^- understandability \[1 / 2 / 3\]:[ \t]*(?P<letter>\S*)\s*$")
+# Whatever follows the colon is the answer: anything but exactly one allowed letter is refused with
+# its line (issue 31 N: "[r / w]: r w" matched no pattern and was dropped silently).
+_ITEM = re.compile(r"^- `(?P<id>[^`]+)`.*\[(?P<allowed>[^\]]+)\]:[ \t]*(?P<letter>.*?)\s*$")
+_UNDERSTANDABILITY = re.compile(r"^- understandability \[1 / 2 / 3\]:[ \t]*(?P<letter>.*?)\s*$")
 
 KEY_TEXT = """# The letters of REVIEW.md
 
@@ -155,7 +157,7 @@ def parse_file(path: Path) -> ParsedFile:
         if m:
             cell.answers.append(Answer(number, None, m.group("letter"), ["1", "2", "3"]))
             continue
-        m = re.match(r"^- helpfulness \[1 / 2 / 3\]:[ \t]*(?P<letter>\S*)\s*$", text)
+        m = re.match(r"^- helpfulness \[1 / 2 / 3\]:[ \t]*(?P<letter>.*?)\s*$", text)
         if m:
             cell.rating_line, cell.rating = number, m.group("letter")
             continue
