@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.input_files import read_input_text
 from pytest_assistant_eval.records import write_text_atomic
 from pytest_assistant_eval.review.context import ReviewContext
 from pytest_assistant_eval.review.flow import LETTERS, VERDICT_OF, disagreements, finish_review, judge_view, start_review
@@ -127,9 +128,11 @@ class ParsedFile:
 def parse_file(path: Path) -> ParsedFile:
     """The cells of an exported file and the letters written in it (line numbers from 1)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_input_text(path).splitlines()  # a regular file only, within its size limit (issue 31 J)
     except FileNotFoundError:
         raise ReviewRefused(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReviewRefused(f"{path}: cannot read it: {exc}") from None
     header = _HEADER.match(lines[0]) if lines else None
     if header is None:
         raise ReviewRefused(f"{path}:1: not a file written by review --export-md (its first line is the format tag)")
