@@ -391,6 +391,8 @@ class HTTPProvider:
         self.attempts: list[Attempt] = []
         #: Called after each failed attempt is appended to ``attempts``, before any wait (the cell files it).
         self.on_attempt: Callable[[], None] | None = None
+        #: Seconds slept between attempts (the retry backoff a pacer does not do).
+        self.retry_waited = 0.0
         self.last_request_body: bytes = b""
         self.last_request_sha256: str | None = None
         self.last_response_headers: dict[str, str] = {}
@@ -496,6 +498,8 @@ class HTTPProvider:
                     self.on_attempt()  # filed before any sleep or retry: a kill loses no attempt (issue 31 G)
                 if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
                     self.pacer.on_rate_limited(error.retry_after, error.headers, quota=error.quota)
+                if self._unsent:  # no connection was made: the service never saw it, no count has it (issue 31 K)
+                    self.usage_total.requests -= 1
                 if self.pacer is not None and self._unsent and hasattr(self.pacer, "not_sent"):
                     self.pacer.not_sent()  # no connection was made: the service never saw it
                 decision = self.retry.decide(error, attempt, codes)
@@ -505,6 +509,7 @@ class HTTPProvider:
                 paced = self.pacer is not None and decision.kind == "rate_limit" and error.retry_after is not None
                 if decision.delay > 0 and not paced:  # with a pacer, its hold does the waiting for every worker
                     self.sleep(decision.delay)
+                    self.retry_waited += decision.delay  # shown with the pacer's waits (issue 31 K)
                 continue
             if self.pacer is not None:
                 self.pacer.after_response(self.last_response_headers, usage=response.usage)

@@ -146,7 +146,8 @@ class Progress:
         if self.rate_limited:
             text += f" · {self.rate_limited} refused for rate (429)"
         if self.waited:
-            text += f" · waited {self.waited:.0f} s for pace and rate limits (last cell {self.last_wait:.1f} s)"
+            text += (f" · waited {self.waited:.0f} s for pace, rate limits and retries "
+                     f"(last cell {self.last_wait:.1f} s)")
         if self.limits_new:
             text += " · learned: " + ", ".join(self.limits_new)
             self.limits_new = []

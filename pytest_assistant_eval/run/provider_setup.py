@@ -236,9 +236,9 @@ class Providers:
                 add_usage(results_dir(self.options, spec) / "run.json", mine)
 
     def waited_seconds(self) -> float:
-        """Seconds this process has waited for pacing and rate limits, over every route."""
+        """Seconds this process has waited for pacing, rate limits and retry backoffs, over every route."""
         return sum(float(getattr(getattr(p, "pacer", None), "waited_total", 0.0) or 0.0)
-                   for p in self.cache.values())
+                   + float(getattr(p, "retry_waited", 0.0) or 0.0) for p in self.cache.values())
 
     def close(self) -> None:
         for provider in self.cache.values():
