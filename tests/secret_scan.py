@@ -58,6 +58,11 @@ def key_forms(key: str) -> dict[str, str]:
         "one letter JSON-escaped": f"\\u{ord(key[0]):04x}" + key[1:],
         "URL-escaped": "".join(f"%{ord(c):02X}" for c in key),
         "XML-escaped": "".join(f"&#{ord(c)};" for c in key),
+        "XML-escaped in hex": "".join(f"&#x{ord(c):x};" for c in key),
+        "URL-escaped twice": "".join(f"%25{ord(c):02X}" for c in key),
+        "full-width": "".join(chr(ord(c) + 0xFEE0) if 33 <= ord(c) <= 126 else c for c in key),
+        "every character spaced": " ".join(key),
+        "split by a zero-width space": key[:cut] + "\u200b" + key[cut:],
     }
 
 
@@ -68,10 +73,13 @@ def _views(text: str) -> list[str]:
     import re
     import urllib.parse
 
-    folded = text.lower()
-    squeezed = re.sub(r"\s+|(?:\\+[nrt])", "", folded)
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).lower()
+    squeezed = re.sub(r"\s+|(?:\\+[nrt])|\u200b", "", folded)
     unescaped = re.sub(r"\\+u([0-9a-f]{4})", lambda m: chr(int(m.group(1), 16)), squeezed)
-    return [folded, squeezed, unescaped, urllib.parse.unquote(squeezed), html.unescape(squeezed)]
+    return [folded, squeezed, unescaped, urllib.parse.unquote(urllib.parse.unquote(squeezed)),
+            html.unescape(squeezed)]
 
 
 def leaked_pieces(text: str, key: str, size: int = PIECE) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -36,14 +37,24 @@ _SPECIAL = re.compile(
 # A masked key: a head and a tail around stars, an ellipsis, dots or bullets.
 _MASKED = re.compile(r"([A-Za-z0-9_\-]*)((?:\*{2,}|…|\.{3,}|•{2,}|x{4,}|X{4,})+)([A-Za-z0-9_\-]*)")
 _WORD = re.compile(r"[a-z]+|[A-Z]+")
+_SPACE = re.compile(r"\s+")
 
 
 def _fold(text: str) -> str:
-    """Lower-cased, one character for one (so positions map back)."""
+    """Lower-cased and, beyond ASCII, NFKC (full-width letters), one character for one (so positions map back)."""
+    if not text.isascii():
+        text = "".join(_one(c) for c in text)
     lowered = text.lower()
     if len(lowered) == len(text):
         return lowered
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _one(char: str) -> str:
+    if char.isascii():
+        return char
+    folded = unicodedata.normalize("NFKC", char)
+    return folded if len(folded) == 1 else char
 
 
 class _View:
@@ -136,8 +147,9 @@ class KeyFinder:
             return []
         found = self._masked(text)
         folded = _fold(text)
-        if self._quick is not None and not self._quick.search(folded) and not _has_escapes(text):
-            return _merge(found)  # no 4 characters of any piece, and nothing escaped: no piece at all
+        if self._quick is not None and not self._quick.search(folded) and not _has_escapes(text) and not (
+                _SPACE.search(folded) and self._quick.search(_SPACE.sub("", folded))):
+            return _merge(found)  # no 4 characters of any piece, spaced or not, and nothing escaped: none
         view = _View(text)
         norm = view.norm
         covered: list[tuple[int, int]] = []
