@@ -17,7 +17,7 @@ from pytest_assistant_eval.providers.secret import Secret, Secrets
 
 # C0 and C1 controls, DEL, line and paragraph separators, bidi marks, overrides and isolates.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 
 
@@ -36,7 +36,7 @@ def one_line(text: str | None) -> str:
 
 
 def visible(text: str | None) -> str:
-    """``text`` with its line breaks kept (the harness's own layout) and every other control shown."""
+    """``text`` with its line breaks and tabs kept (a layout) and every other control shown."""
     if not text:
         return text or ""
     return _CONTROL_BUT_NEWLINE.sub(_escape, str(text))

@@ -90,7 +90,7 @@ def check_page(path: Path, option: str, *, calibration: Path | None = None) -> N
 
 def check_child(parent: Path, name: str, option: str) -> None:
     """A folder named after a model (``name``) must stay inside ``parent`` (rule 4)."""
-    if name in ("", ".", "..") or "/" in name or "\\" in name:
+    if name in ("", ".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 for c in name):
         raise WriteRefused(f"the model's folder name {name!r} would not be a folder inside {option} {parent} "
                            "(rule: never outside --out through a model's name); rename the model")
     real, inside = _absolute(parent), _absolute(Path(parent) / name)

@@ -73,3 +73,15 @@ def test_a_skip_reason_is_shown_redacted_and_visible(tmp_path, world_dir):
     assert "Qx7Wv93m" not in text and "\x1b" not in text and "\r" not in text
     assert not any(line.startswith("==== 3 passed") for line in text.splitlines())
     assert "Qx7Wv93m" not in (out / "skips.json").read_text(encoding="utf-8")
+
+
+def test_the_terminal_review_shows_a_models_answer_with_its_escapes_visible():
+    import io
+
+    from pytest_assistant_eval.review.terminal import TerminalReview
+
+    out = io.StringIO()
+    TerminalReview(ctx=None, out=out).say(f"The answer:\n{HOSTILE}")  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert text.startswith("The answer:\n") and "\x1b" not in text and "\r" not in text and "\u202e" not in text
+    assert "\\x1b]0;pwned" in text  # shown, not obeyed
