@@ -111,3 +111,12 @@ def test_a_run_whose_key_is_a_field_name_or_a_date_stays_gradeable_and_says_so_o
                              str(tmp_path / "grading"), "--single-model"], capture_output=True, text=True,
                             env=run_env(key=key), timeout=240)
     assert graded.returncode == 0, graded.stdout + graded.stderr
+
+
+def test_a_piece_of_a_key_that_is_in_the_runs_own_names_never_rewrites_them():
+    key = "mistral-large-Qx7Wv93mKt2L"
+    secrets = Secrets([key], identity=["mistral-large-2411", "http://127.0.0.1:8000/v1"])
+    record = {"model": {"model": "mistral-large-2411"}, "text": "asked mistral-large-2411"}
+    assert redact_data(record, secrets) == record
+    assert redact(f"bad key {key}", secrets) == "bad key [key]"
+    assert redact(f"the key ending {key[-12:]}", secrets) == "the key ending [key]"

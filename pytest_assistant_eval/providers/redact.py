@@ -74,9 +74,10 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
     if not text:
         return text or ""
     out = str(text)
-    needles = tuple(Secrets.of(secrets).needles())
+    held = Secrets.of(secrets)
+    needles = tuple(held.needles())
     if needles:
-        out = replace_keys(out, needles, KEY_MARK)  # every form: pieces, masked, folded, split, escaped
+        out = replace_keys(out, needles, KEY_MARK, held.names)  # every form: pieces, masked, folded, split, escaped
     lowered = out.lower()
     if "bearer" in lowered or "basic" in lowered:
         out = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
@@ -98,8 +99,9 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
 
 def redact_keys(text: str, secrets: Secrets | Iterable[str | Secret | None] = ()) -> str:
     """``text`` with only the run's own keys replaced, in every form (no shapes, no paths)."""
-    needles = tuple(Secrets.of(secrets).needles())
-    return replace_keys(text, needles, KEY_MARK) if needles and text else text
+    held = Secrets.of(secrets)
+    needles = tuple(held.needles())
+    return replace_keys(text, needles, KEY_MARK, held.names) if needles and text else text
 
 
 def clip(text: str | None, limit: int = 300) -> str | None:

@@ -115,7 +115,7 @@ class Secret:
 class Secrets:
     """The run's keys, as every writer redacts with them; its ``repr`` names only how many."""
 
-    __slots__ = ("_searched", "_weak")
+    __slots__ = ("_searched", "_weak", "_names")
 
     def __init__(self, keys: Iterable[str | Secret | None] = (), identity: Iterable[str] = ()) -> None:
         names = tuple(identity)
@@ -133,6 +133,7 @@ class Secrets:
         # Longest first: a key that holds another is replaced whole.
         self._searched = tuple(sorted(searched, key=len, reverse=True))
         self._weak = tuple(weak.values())
+        self._names = tuple(n for n in names if n)  # no piece of a key found in them is searched for
 
     @classmethod
     def of(cls, value: Secrets | Iterable[str | Secret | None] | None) -> Secrets:
@@ -145,6 +146,12 @@ class Secrets:
         return iter(self._searched)
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """The run's own names (models, labels, addresses): a piece of a key they hold is not searched for
+        alone (issue 31 B: ``mistral-`` of a key must not rewrite the model ``mistral-large``)."""
+        return self._names
+
+    @property
     def weak_reasons(self) -> tuple[str, ...]:
         return self._weak
 
@@ -152,6 +159,7 @@ class Secrets:
         joined = Secrets()
         joined._searched = tuple(sorted({*self._searched, *other._searched}, key=len, reverse=True))
         joined._weak = (*self._weak, *other._weak)
+        joined._names = tuple(dict.fromkeys((*self._names, *other._names)))
         return joined
 
     def __bool__(self) -> bool:

@@ -9,8 +9,9 @@ escapes it as JSON (``\\u0073k-…``) or as a URL (``%2D``). :class:`KeyFinder` 
   XML escapes are decoded (a match is mapped back to the characters it came from);
 - a masked form: a prefix and/or a suffix of a key around stars, an ellipsis or dots.
 
-A piece made only of letters of one case (``transcri``) is a word, not a secret: it is never looked
-for alone (issue 31, item B), though every longer piece that holds it still is. A key that is not
+A piece made only of letters of one case (``transcri``) is a word, not a secret, and a piece found in
+one of the run's own names (a model, an address) is that name: neither is looked for alone (issue
+31, item B), though every longer piece that holds it still is. A key that is not
 secret-shaped is never searched for at all (``providers/secret``). This module never writes a key.
 """
 
@@ -127,14 +128,16 @@ def _is_word(piece: str) -> bool:
 class KeyFinder:
     """Finds every form of a set of keys in a text (see the module's docstring)."""
 
-    def __init__(self, keys: Iterable[str]) -> None:
+    def __init__(self, keys: Iterable[str], names: Iterable[str] = ()) -> None:
         self.keys = tuple(dict.fromkeys(k for k in keys if len(k) >= PIECE))
+        folded_names = [_fold(n) for n in names if n]
         grams: set[str] = set()
         for key in self.keys:
             for at in range(len(key) - PIECE + 1):
                 piece = key[at:at + PIECE]
-                if not _is_word(piece):
-                    grams.add(_fold(piece))
+                folded = _fold(piece)
+                if not _is_word(piece) and not any(folded in name for name in folded_names):
+                    grams.add(folded)
         self._folded = tuple(_fold(k) for k in self.keys)
         self._grams = frozenset(grams)
         self._pattern = re.compile("|".join(re.escape(g) for g in sorted(grams))) if grams else None
@@ -153,6 +156,11 @@ class KeyFinder:
         view = _View(text)
         norm = view.norm
         covered: list[tuple[int, int]] = []
+        for key in self._folded:  # a whole key goes whole, even the parts of it that are names or words
+            at = norm.find(key)
+            while at >= 0:
+                covered.append((at, at + len(key)))
+                at = norm.find(key, at + 1)
         at = 0
         while True:
             match = self._pattern.search(norm, at)
@@ -201,14 +209,14 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 @lru_cache(maxsize=64)
-def finder(keys: tuple[str, ...]) -> KeyFinder:
+def finder(keys: tuple[str, ...], names: tuple[str, ...] = ()) -> KeyFinder:
     """The finder of one set of keys (built once: records are redacted before every write)."""
-    return KeyFinder(keys)
+    return KeyFinder(keys, names)
 
 
-def replace_keys(text: str, keys: tuple[str, ...], mark: str) -> str:
-    """``text`` with every form of ``keys`` replaced by ``mark``."""
-    spans = finder(keys).spans(text)
+def replace_keys(text: str, keys: tuple[str, ...], mark: str, names: tuple[str, ...] = ()) -> str:
+    """``text`` with every form of ``keys`` replaced by ``mark`` (no piece found in ``names`` alone)."""
+    spans = finder(keys, names).spans(text)
     if not spans:
         return text
     pieces: list[str] = []
