@@ -2,10 +2,11 @@
 
     python benchmarks/secret_scan.py [--short]
 
-Runs the fault matrix of ``tests/secret_scan.py`` (17 runs over four wire formats; ``--short``:
-the 7 runs the test suite runs) against fake servers on 127.0.0.1, each with ``-l -vv`` and
+Runs the fault matrix of ``tests/secret_scan.py`` (29 runs over four wire formats, among them
+every form of a key of issue 31 through an error, an answer and its reasoning, tool arguments,
+then grade-ai and the report; ``--short``: the 10 runs the test suite runs) against fake servers on 127.0.0.1, each with ``-l -vv`` and
 ``--junitxml``, then searches every written file, the console and the junit files for the key
-and every 8-character piece of it. Prints the runs, the files scanned and the pieces found
+and every 8-character piece of it, in every form (case-folded, unspaced, unescaped). Prints the runs, the files scanned and the pieces found
 (each with where); exit 1 when any piece is found.
 """
 

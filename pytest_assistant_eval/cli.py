@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from pytest_assistant_eval import option_ranges as ranges
 from pytest_assistant_eval.paths import default_calibration_dir  # noqa: F401 - re-exported for callers of cli
 
 
@@ -96,11 +97,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", action="append", default=[], help="MODEL, or PRESET:MODEL; repeatable")
     p.add_argument("--models", help="a file listing models, one a line: PRESET:MODEL [base_url=URL]")
     p.add_argument("--levels", help="comma-separated levels (default: every level in levels.yaml)")
-    p.add_argument("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
+    p.add_argument("--repeats", type=ranges.REPEATS, help="repeats per cell (default: 1 per question, each task's own)")
     p.add_argument("--base-url", help="the address of an openai-compatible or ollama server (a key goes only over "
                                       "https, or http to this machine)")
-    p.add_argument("--pace", type=float, help="at least this many seconds between request starts")
-    p.add_argument("--request-deadline", type=float, metavar="SECONDS",
+    p.add_argument("--pace", type=ranges.PACE, help="at least this many seconds between request starts")
+    p.add_argument("--request-deadline", type=ranges.REQUEST_DEADLINE, metavar="SECONDS",
                    help="the longest one request attempt may take, connect and whole answer (default: 600)")
     p.add_argument("--resume", action="store_true",
                    help="continue the results folder: finished cells are skipped, kept cells continue")
@@ -114,7 +115,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user-model", metavar="PRESET:MODEL",
                    help="the model that plays the simulated user of task cells (default: the scripted user)")
     p.add_argument("--user-base-url", help="the address of the --user-model's server")
-    p.add_argument("--max-requests-per-day", type=int,
+    p.add_argument("--max-requests-per-day", type=ranges.REQUESTS_PER_DAY,
                    help="daily request budget per route (default: 45 for free models, none otherwise)")
     p.add_argument("--relax-data-collection", action="store_true",
                    help="let a router use providers that keep request data (the data is synthetic; recorded)")
@@ -161,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", type=Path, required=True,
                    help="the grading folder (outside every results folder)")
     p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
+    p.add_argument("--seed", type=ranges.SEED, default=None, help="seed of the blind order (default: random, recorded)")
     p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
     from pytest_assistant_eval.grading.judge_arguments import add_judge_arguments
 
@@ -195,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="the per-assistant table of task runs")
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
     p.add_argument("--by-level", action="store_true", help="one row per assistant and level")
-    p.add_argument("--k", type=int, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
+    p.add_argument("--k", type=ranges.PASS_K, default=2, help="the k of pass^k: k repeats of a task all pass (default: 2)")
     add_format_arguments(p, LEADERBOARD_TABLES)
 
     p = sub.add_parser("compare", help="two models on the cases both ran: differences with paired 95%% intervals "
@@ -211,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="the page to write (default: GRADING/report.html)")
     p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
                    help="a graded results folder not found beside the grading folder (repeatable)")
-    p.add_argument("--k", type=int, default=2, help="the k of the leaderboard's pass^k (default: 2)")
+    p.add_argument("--k", type=ranges.PASS_K, default=2, help="the k of the leaderboard's pass^k (default: 2)")
     p.add_argument("--unblind", action="store_true",
                    help="name the model of every cell even while the review queue is open (the page says so)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),

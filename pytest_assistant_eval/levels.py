@@ -43,6 +43,9 @@ from typing import Any
 
 import yaml
 
+from pytest_assistant_eval.cases.yamlsource import line_of, merge_keys
+from pytest_assistant_eval.input_files import read_input_text
+
 __all__ = [
     "BEHAVIOUR_VERSION",
     "DEFAULT_TOOL_NAMES",
@@ -230,9 +233,9 @@ def load_levels(path: Path | str, known_tools: Iterable[str] | None = DEFAULT_TO
     path = Path(path)
     errors = _Errors(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LevelsError([f"{path}:1: cannot read the levels file: {exc.strerror or exc}"]) from exc
+        text = read_input_text(path)  # a regular file only (issue 31 J)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LevelsError([f"{path}:1: cannot read the levels file: {getattr(exc, 'strerror', None) or exc}"]) from exc
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -241,6 +244,10 @@ def load_levels(path: Path | str, known_tools: Iterable[str] | None = DEFAULT_TO
         raise LevelsError([f"{path}:{line}: not valid YAML: {exc.problem or exc}"]) from exc
     if root is None:
         raise LevelsError([f"{path}:1: the levels file is empty"])
+    merges = merge_keys(root)
+    if merges:
+        raise LevelsError([f"{path}:{line_of(n)}: a YAML merge key ('<<') is not supported here: write the keys out"
+                           for n in merges])
 
     top = _mapping(root, "the levels file", errors)
     if top is None:

@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from pytest_assistant_eval import option_ranges as ranges
+
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.run.progress import Progress
-from pytest_assistant_eval.run.results_folder import refuse_grading_folder
+from pytest_assistant_eval.run.results_folder import check_run_folders, refuse_grading_folder
 from pytest_assistant_eval.providers.secret import Secrets
 from pytest_assistant_eval.run.report_redaction import guard_showlocals, redact_report
 from pytest_assistant_eval.run.scheduling import RouteScheduling, scope_for
@@ -54,16 +56,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
     add_pytest_options(group)  # --agent-path, --temperature ... (issue 33)
     group.addoption("--levels", help="comma-separated levels (default: every level in levels.yaml)")
-    group.addoption("--repeats", type=int, help="repeats per cell (default: 1 per question, each task's own)")
+    group.addoption("--repeats", type=ranges.REPEATS, help="repeats per cell (default: 1 per question, each task's own)")
     group.addoption("--resume", action="store_true", help="continue a results folder: finished cells are skipped")
     group.addoption("--accept-data-notice", action="store_true", help="accept the remote provider's data notice for this run only")
     group.addoption("--no-stream", action="store_true", help="ask for whole answers instead of streams")
-    group.addoption("--pace", type=float, default=0.0, help="at least this many seconds between request starts")
-    group.addoption("--request-deadline", type=float, default=None, metavar="SECONDS",
+    group.addoption("--pace", type=ranges.PACE, default=0.0, help="at least this many seconds between request starts")
+    group.addoption("--request-deadline", type=ranges.REQUEST_DEADLINE, default=None, metavar="SECONDS",
                     help="the longest one request attempt may take, connect and whole answer (default: 600)")
     group.addoption("--relax-data-collection", action="store_true",
                     help="let a router use providers that keep request data (the data is synthetic; recorded)")
-    group.addoption("--max-requests-per-day", type=int, default=None,
+    group.addoption("--max-requests-per-day", type=ranges.REQUESTS_PER_DAY, default=None,
                     help="daily request budget per route (default: 45 for free models, none otherwise)")
     group.addoption("--group-by-route", action="store_true",
                     help="keep every route's cells on one worker, the limit-free scripted ones too")
@@ -170,7 +172,7 @@ def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:
     pairs = []
     for item in value.split(","):
         level, _, tokens = item.strip().partition("=")
-        if not level or not tokens.strip().isdigit() or int(tokens) <= 0:
+        if not level or not tokens.strip().isdigit() or not 0 < int(tokens) <= 100_000_000:
             raise pytest.UsageError(f"--ollama-context: {item.strip()!r} is not LEVEL=TOKENS "
                                     "(e.g. basic=16384,standard=32768,advanced=65536)")
         pairs.append((level.strip(), int(tokens)))
@@ -263,6 +265,8 @@ def _hold_folders(config: pytest.Config, session: Any) -> None:
     token = uuid.uuid4().hex
     for folder in [session.options.out, *_session_folders(session)]:
         refuse_grading_folder(folder, runner.UsageError)  # before the lock writes a file into it
+    check_run_folders(session.options.out, [spec.label for spec in session.models.values()],
+                      runner.UsageError, several=len(session.models) > 1)  # the one write rule (issue 31 D/E)
     for folder in _session_folders(session):
         lock = WriterLock(folder)
         lock.acquire(token)

@@ -13,6 +13,8 @@ short form, in CI) and ``benchmarks/secret_scan.py`` (the whole matrix, with its
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,6 +38,59 @@ def pieces(key: str, size: int = PIECE) -> list[str]:
     escaped = {json.dumps(p)[1:-1] for p in found} | {"".join(c if ord(c) < 128 else f"&#{ord(c)};" for c in p)
                                                       for p in found}
     return sorted(found | escaped)
+
+
+def key_forms(key: str) -> dict[str, str]:
+    """Every form a key is given back in (issue 31, item A): by name."""
+    cut = len(key) // 2
+    return {
+        "whole": key,
+        "masked with stars and an ellipsis": f"{key[:9]}****…{key[-4:]}",
+        "masked with dots": f"{key[:4]}...{key[-4:]}",
+        "its tail": key[6:],
+        "missing its first character": key[1:],
+        "upper-cased": key.upper(),
+        "lower-cased": key.lower(),
+        "split by a line break": key[:cut] + "\n" + key[cut:],
+        "split by a space": key[:cut - 3] + " " + key[cut - 3:],
+        "split by an escaped line break": key[:cut] + "\\n" + key[cut:],
+        "JSON-escaped": "".join(f"\\u{ord(c):04x}" for c in key),
+        "one letter JSON-escaped": f"\\u{ord(key[0]):04x}" + key[1:],
+        "URL-escaped": "".join(f"%{ord(c):02X}" for c in key),
+        "XML-escaped": "".join(f"&#{ord(c)};" for c in key),
+        "XML-escaped in hex": "".join(f"&#x{ord(c):x};" for c in key),
+        "URL-escaped twice": "".join(f"%25{ord(c):02X}" for c in key),
+        "full-width": "".join(chr(ord(c) + 0xFEE0) if 33 <= ord(c) <= 126 else c for c in key),
+        "every character spaced": " ".join(key),
+        "split by a zero-width space": key[:cut] + "\u200b" + key[cut:],
+    }
+
+
+def _views(text: str) -> list[str]:
+    """The text as a reader could see a key in it: folded, without whitespace, unescaped (independent of
+    the harness's own redaction, so the scan checks it rather than repeats it)."""
+    import html
+    import re
+    import urllib.parse
+
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).lower()
+    squeezed = re.sub(r"\s+|(?:\\+[nrt])|\u200b", "", folded)
+    unescaped = re.sub(r"\\+u([0-9a-f]{4})", lambda m: chr(int(m.group(1), 16)), squeezed)
+    return [folded, squeezed, unescaped, urllib.parse.unquote(urllib.parse.unquote(squeezed)),
+            html.unescape(squeezed)]
+
+
+def leaked_pieces(text: str, key: str, size: int = PIECE) -> list[str]:
+    """Every ``size``-character piece of ``key`` found in any view of ``text``."""
+    views = _views(text)
+    found = []
+    for at in range(len(key) - size + 1):
+        piece = key[at:at + size].lower()
+        if any(piece in view for view in views):
+            found.append(piece)
+    return found
 
 
 def _json(status: int, data: Any, headers: dict[str, str] | None = None) -> Raw:
@@ -79,12 +134,40 @@ class Case:
     extra: tuple[str, ...] = ()
     key: str = KEY
     select: str = "G01"
+    grade: bool = False  # grade the folder and write its report too (both scanned)
+
+
+def forms_text(key: str) -> str:
+    """One text holding every form of ``key`` (issue 31, item A), one form a line."""
+    return "\n".join(f"{name}: {form}" for name, form in key_forms(key).items())
+
+
+def forms_error(key: str, status: int = 500) -> Raw:
+    """A provider error whose message gives the key back in every form."""
+    return _json(status, {"error": {"message": "The key ending " + key[6:] + " is revoked.\n" + forms_text(key),
+                                    "code": status}})
+
+
+def forms_cases(presets: Iterable[str]) -> list[Case]:
+    """Every key form through each provider path: an error text, an answer's text and reasoning, tool arguments."""
+    busy = 4
+    out = []
+    for preset in presets:
+        out += [
+            Case(f"every key form in an error, {preset}", preset, (forms_error(KEY),) * busy),
+            Case(f"every key form in an answer and its reasoning, {preset}", preset,
+                 (Answer(text=forms_text(KEY), reasoning=forms_text(KEY)),), grade=True),
+            Case(f"every key form in tool arguments, {preset}", preset,
+                 (Answer(calls=[Call("search_contacts", {"query": forms_text(KEY)})]),
+                  Fault("rate_limit", retry_after=500)), (), KEY, "T07"),
+        ]
+    return out
 
 
 def cases(short: bool) -> list[Case]:
     """The fault matrix; ``short`` is the CI form (one case per fault mode, one provider)."""
     busy = 4  # every attempt of a request answers the same (the retry budget is 4 sends)
-    out = [
+    out = [*forms_cases(["openai"] if short else ["openai", "openrouter", "anthropic", "gemini"]),
         Case("429 echoing headers", "openrouter", (echoed_headers(KEY, 429),)),
         Case("500 echoing headers", "openai", (echoed_headers(KEY, 500),) * busy),
         Case("plain text near 300", "openai", (plain_text_near_300(KEY),) * busy, ("--no-stream",)),
@@ -126,10 +209,9 @@ class Scan:
         return len(self.found)
 
 
-def _search(text: str, where: str, secret_pieces: Iterable[str], scan: Scan) -> None:
-    for piece in secret_pieces:
-        if piece in text:
-            scan.found.append(f"{where}: {piece!r}")
+def _search(text: str, where: str, key: str, scan: Scan) -> None:
+    for piece in leaked_pieces(text, key):
+        scan.found.append(f"{where}: {piece!r}")
 
 
 def run_case(case: Case, calibration: Path, world: Path, tmp: Path, scan: Scan) -> None:
@@ -147,15 +229,23 @@ def run_case(case: Case, calibration: Path, world: Path, tmp: Path, scan: Scan) 
                           "--accept-data-notice", "--levels", "basic", "--repeats", "1", "-k", case.select,
                           "-l", "-vv", f"--junitxml={junit}", *extra, env=env)
     text = console(result)
+    written = [*(p for p in out.rglob("*") if p.is_file()), junit]
+    if case.grade:
+        grading = tmp / f"grading-{scan.runs}"
+        for argv in (["grade-ai", str(out), "--dir", str(grading), "--single-model"],
+                     ["report", "--dir", str(grading)]):
+            done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", *argv], capture_output=True,
+                                  text=True, env=env, cwd=tmp, timeout=240)
+            text += f"\n$ {argv[0]} (exit {done.returncode})\n{done.stdout}{done.stderr}"
+        written += [p for p in grading.rglob("*") if p.is_file()]
     scan.consoles.append(f"== {case.name} (exit {result.ret})\n{text}")
-    secret_pieces = pieces(case.key)
-    _search(text, f"{case.name}: console", secret_pieces, scan)
-    for path in [*(p for p in out.rglob("*") if p.is_file()), junit]:
+    _search(text, f"{case.name}: console", case.key, scan)
+    for path in written:
         if not path.exists():
             continue
         scan.files += 1
         _search(path.read_bytes().decode("utf-8", "replace"), f"{case.name}: {path.relative_to(tmp)}",
-                secret_pieces, scan)
+                case.key, scan)
 
 
 def scan_all(calibration: Path, world: Path, tmp: Path, *, short: bool) -> Scan:

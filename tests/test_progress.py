@@ -50,7 +50,7 @@ def test_requests_and_waits_are_shown_when_there_are_any():
     progress = Progress(total=1)
     assert "request" not in progress.line()
     progress.requests_today, progress.waited, progress.last_wait = 7, 12.0, 3.0
-    assert "7 request(s) today · waited 12 s for pace and rate limits (last cell 3.0 s)" in progress.line()
+    assert "7 request(s) today · waited 12 s for pace, rate limits and retries (last cell 3.0 s)" in progress.line()
 
 
 def test_cells_kept_for_unreadable_tool_calls_are_named_together_at_the_end():

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
+from pytest_assistant_eval.providers.secret import Secret
 from pytest_assistant_eval.records import RecordError, read_json, redact, redact_data, write_json_atomic
 
 
@@ -47,5 +48,6 @@ def test_keys_and_local_paths_are_redacted() -> None:
 
 @given(st.text(min_size=12, max_size=40, alphabet=st.characters(min_codepoint=48, max_codepoint=122)))
 def test_a_planted_secret_never_survives_redaction_anywhere_in_a_record(secret: str) -> None:
+    assume(Secret(secret).weakness() is None)  # a word or a date is a placeholder, never searched (issue 31 B)
     record = {"messages": [{"content": f"use {secret} now"}], secret: [secret, {"x": secret}]}
     assert secret not in json.dumps(redact_data(record, (secret,)))

@@ -180,7 +180,8 @@ def test_a_planted_key_leaves_no_8_character_piece_in_any_file_console_or_junit(
     scan = scan_all(calibration_dir, world_dir, tmp_path, short=True)
     assert scan.pieces_found == 0, "\n".join(scan.found[:20])
     consoles = "\n".join(scan.consoles)
-    assert scan.runs == 7 and scan.files >= 20
+    assert scan.runs == 10 and scan.files >= 30
+    assert consoles.count("$ report (exit 0)") == 1, "the graded case was graded and reported"
     assert consoles.count("kept up to turn") >= 5, "the faults kept their cells (checkpoints were written)"
     assert "-l (--showlocals) is off for cells" in consoles
     assert "holds a character an HTTP header cannot carry" in consoles

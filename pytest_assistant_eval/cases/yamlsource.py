@@ -19,9 +19,10 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ..input_files import read_input_text
 from .errors import CaseError
 
-__all__ = ["Fields", "Source", "duplicate_keys", "line_of", "KIND_NAMES"]
+__all__ = ["Fields", "Source", "duplicate_keys", "line_of", "merge_keys", "KIND_NAMES"]
 
 
 class _Loader(yaml.SafeLoader):
@@ -74,6 +75,31 @@ def duplicate_keys(node: Node | None) -> list[tuple[Node, Node]]:
     return sorted(found, key=lambda pair: line_of(pair[0]))
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def merge_keys(node: Node | None) -> list[Node]:
+    """Every YAML merge key (``<<: *base``) under ``node``: the shared readers refuse them, by line
+    (issue 31 J: constructing one raised ``ConstructorError``; supporting them in readers that
+    check every key by its line would hide which line a merged value came from)."""
+    found: list[Node] = []
+    stack = [node] if node is not None else []
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:  # an alias is the same node: once
+            continue
+        seen.add(id(current))
+        if isinstance(current, MappingNode):
+            for key_node, value_node in current.value:
+                if key_node.tag == MERGE_TAG:
+                    found.append(key_node)
+                stack.extend((key_node, value_node))
+        elif isinstance(current, SequenceNode):
+            stack.extend(current.value)
+    return sorted(found, key=line_of)
+
+
 KIND_NAMES = {
     "str": "a string",
     "text": "a string",
@@ -102,7 +128,7 @@ class Source:
         self._duplicates_reported: set[int] = set()  # key nodes already named, by id
         self._constructor = _Loader("")
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_input_text(path)  # a regular file only, within its size limit (issue 31 J)
         except (OSError, UnicodeDecodeError) as exc:
             self.error(0, f"cannot read the file: {exc}")
             return
@@ -121,6 +147,10 @@ class Source:
         else:
             if self.root is None:
                 self.error(1, "the file is empty")
+            for node in merge_keys(self.root):
+                self.error(node, "a YAML merge key ('<<') is not supported here: write the keys out")
+            if merge_keys(self.root):
+                self.root = None  # constructing it would fail; every merge is named above
 
     def error(self, where: Node | int | None, message: str) -> None:
         line = where if isinstance(where, int) else line_of(where)

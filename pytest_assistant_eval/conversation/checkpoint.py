@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.providers.secret import Secrets
-from pytest_assistant_eval.providers.redact import KEY_MARK
+from pytest_assistant_eval.providers.redact import KEY_MARK, redact_keys  # noqa: F401 - KEY_MARK re-exported
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
@@ -70,11 +70,8 @@ WHOLE = ("state", "world_state", "service_log", "requests_log", "pending")
 
 
 def _secrets_only(text: str, secrets: Secrets | None) -> str:
-    """Only the run's own keys replaced (weak keys never searched for: see Secrets)."""
-    for needle in Secrets.of(secrets).needles():
-        if needle in text:
-            text = text.replace(needle, KEY_MARK)
-    return text
+    """Only the run's own keys replaced, in every form (weak keys never searched for: see Secrets)."""
+    return redact_keys(text, secrets)
 
 
 def _redact_field(key: str, text: str, secrets: Secrets | None) -> str:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.input_files import read_input_text
 from pytest_assistant_eval.judging.errors import GradingError
 from pytest_assistant_eval.judging.judge import Judgment, from_parsed, retry_messages, reuse, save
 from pytest_assistant_eval.judging.reply import parse_reply
@@ -100,7 +101,7 @@ def retry_text(request: JudgeRequest, reply: str, problems: list[str]) -> str:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_input_text(path)  # a regular file only (issue 31 J)
     except FileNotFoundError:
         return None
 

@@ -158,6 +158,12 @@ def check_model_folders(results: list[Path], grading_dir: Path) -> None:
 def check_folders(results: list[Path], grading_dir: Path) -> None:
     """The same folder twice would grade its cells twice; a grading folder inside a results folder
     writes graded cells among the records, after which that folder cannot be graded again."""
+    from pytest_assistant_eval.write_rules import WriteRefused, check_folder
+
+    try:
+        check_folder(grading_dir, "--dir")  # the one rule of where a command writes (issue 31 D/E)
+    except WriteRefused as exc:
+        raise GradingError(str(exc)) from None
     seen: dict[Path, Path] = {}
     names: dict[str, Path] = {}
     target = grading_dir.resolve()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval import option_ranges as ranges
+
 __all__ = ["add_judge_arguments"]
 
 
@@ -19,8 +21,8 @@ def add_judge_arguments(p: Any) -> None:
     p.add_argument("--accept-data-notice", action="store_true",
                    help="accept the judge's data notice (shown when refused) for this run only")
     p.add_argument("--no-stream", action="store_true", help="ask the judge for whole answers instead of streams")
-    p.add_argument("--pace", type=float, default=0.0, help="at least this many seconds between the judge's requests")
-    p.add_argument("--max-requests-per-day", type=int, help="the judge route's daily request budget")
+    p.add_argument("--pace", type=ranges.PACE, default=0.0, help="at least this many seconds between the judge's requests")
+    p.add_argument("--max-requests-per-day", type=ranges.REQUESTS_PER_DAY, help="the judge route's daily request budget")
     p.add_argument("--saved-judgments", type=Path, metavar="DIR",
                    help="where judgments are saved and reused (default: judgments/ beside --dir)")
     p.add_argument("--changed", action="store_true",

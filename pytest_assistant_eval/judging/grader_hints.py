@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from pytest_assistant_eval.judging.normalise import fold
+from pytest_assistant_eval.judging.grader_words import CJK_PATTERNS, PATTERNS
+from pytest_assistant_eval.judging.normalise import fold, unreversed
 
 _GRADER = r"(?:grader|graders|judge|judges|evaluator|evaluators|assessor|marker|reviewer|reviewers)"
 _HINTS = [
@@ -72,12 +73,19 @@ def grader_hints(texts: Iterable[str]) -> list[str]:
     letters, zero-width characters and spaced letters do not hide a word from the scan."""
     found: list[str] = []
     for text in texts:
-        forms = [fold(text), fold(text, spaced=True)]
-        for pattern, why in _HINTS:
-            for folded in forms:
-                m = pattern.search(folded.text)
+        for shown in dict.fromkeys((text, unreversed(text))):  # as stored, and as it displays (issue 31 L)
+            forms = [fold(shown), fold(shown, spaced=True)]
+            plain = fold(shown, confusables=False)  # Cyrillic words stay Cyrillic
+            for pattern, why in [*_HINTS, *PATTERNS]:
+                for folded in (*forms, plain):
+                    m = pattern.search(folded.text)
+                    if m:
+                        a, b = folded.span(m.start(), m.end())
+                        found.append(f"{why}: {shown[a:b]!r}")
+                        break
+            for pattern, why in CJK_PATTERNS:
+                m = pattern.search(plain.text)
                 if m:
-                    a, b = folded.span(m.start(), m.end())
-                    found.append(f"{why}: {text[a:b]!r}")
-                    break
+                    a, b = plain.span(m.start(), m.end())
+                    found.append(f"{why}: {shown[a:b]!r}")
     return list(dict.fromkeys(found))

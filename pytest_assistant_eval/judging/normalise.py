@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Folded", "fold", "merge_spans", "windows"]
+__all__ = ["Folded", "fold", "merge_spans", "unreversed", "windows"]
 
 # Latin look-alikes among the letters a scan could be fooled by: Cyrillic, Greek, and a few
 # symbols that draw angle brackets. NFKC already folds full-width and most compatibility forms.
@@ -102,11 +102,26 @@ def _number(words: str) -> int | None:
     return total + current
 
 
-def fold(text: str, *, leet: bool = False, spaced: bool = False, numbers: bool = False, one: str = "l") -> Folded:
+# A right-to-left override or isolate makes reversed text display forwards ("redarg eht ot etoN"
+# shows as "Note to the grader"); the run it governs ends at its pop, a line break or the text's end.
+_REVERSED_RUN = re.compile("[\u202e\u2067\u202b]([^\u202c\u2069\n]*)[\u202c\u2069]?")
+
+
+def unreversed(text: str) -> str:
+    """``text`` as it displays: every run under a right-to-left override reversed, the marks dropped
+    (issue 31 L). Only text that holds such a mark changes."""
+    if not any(mark in text for mark in "\u202e\u2067\u202b"):
+        return text
+    return _REVERSED_RUN.sub(lambda m: m.group(1)[::-1], text)
+
+
+def fold(text: str, *, leet: bool = False, spaced: bool = False, numbers: bool = False, one: str = "l",
+         confusables: bool = True) -> Folded:
     """``text`` in one spelling: NFKC, look-alike letters as Latin, zero-width and other format
     characters removed; with ``leet`` digits inside a mixed word read as letters, with ``spaced``
     runs of spaced single letters joined, with ``numbers`` numbers in words as digits. ``one``
-    is the letter a 1 stands for (``l`` or ``i``: a scan reads both)."""
+    is the letter a 1 stands for (``l`` or ``i``: a scan reads both). ``confusables=False`` keeps
+    Cyrillic and Greek letters as they are (a scan of words in those scripts)."""
     if text.isascii():  # the common case: NFKC, look-alikes and format characters change nothing
         folded = Folded(text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
         return _fold_words(folded, leet=leet, spaced=spaced, numbers=numbers, one=one)
@@ -125,7 +140,7 @@ def fold(text: str, *, leet: bool = False, spaced: bool = False, numbers: bool =
         for out in unicodedata.normalize("NFKC", piece):
             if unicodedata.combining(out):
                 continue  # an accent put on a letter to break a word
-            chars.append(_CONFUSABLES.get(out, out))
+            chars.append(_CONFUSABLES.get(out, out) if confusables else out)
             starts.append(i)
             ends.append(i + 1)
     return _fold_words(Folded("".join(chars), tuple(starts), tuple(ends)), leet=leet, spaced=spaced,

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_assistant_eval.console import one_line
+
 Kind = Literal["graded", "temporary", "format", "fatal"]
 
 #: Every code and its kind. ``cut_off`` is listed for completeness: it is a stop reason, never raised.
@@ -128,9 +130,9 @@ class ProviderError(Exception):
         if self.status is not None:
             details.append(f"HTTP {self.status}")
         if self.provider_code:
-            details.append(self.provider_code)
+            details.append(one_line(self.provider_code))
         if self.provider_message:
-            details.append(self.provider_message)
+            details.append(one_line(self.provider_message))  # a provider's text, on one visible line (issue 31 C)
         if details:
             parts.append("(" + ": ".join(details) + ")")
         return " ".join(parts)

@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from pytest_assistant_eval.providers.reply_bounds import MAX_TOOL_CALLS
+from pytest_assistant_eval.providers.reply_bounds import loads as bounded_loads
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.durations import parse_duration
 from pytest_assistant_eval.providers.errors import (
@@ -84,7 +86,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if not isinstance(raw, str):
         return {}, json.dumps(raw, ensure_ascii=False), f"arguments are a {type(raw).__name__}, not an object"
     try:
-        value = json.loads(raw)
+        value = bounded_loads(raw)
     except ValueError as exc:
         return {}, raw, f"arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
@@ -183,7 +185,7 @@ def json_or_none(data: bytes | str | None) -> Any:
     if data is None:
         return None
     try:
-        return json.loads(data)
+        return bounded_loads(data)
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -236,7 +238,7 @@ def event_json(data: str) -> dict[str, Any]:
     drops a number from the text; garbage then the end of the stream becomes an empty answer).
     """
     try:
-        value = json.loads(data)
+        value = bounded_loads(data)
     except ValueError:
         raise unreadable("the answer stream held an event that is not JSON", data) from None
     if not isinstance(value, dict):
@@ -250,7 +252,7 @@ def iter_ndjson(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         if not line:
             continue
         try:
-            value = json.loads(line)
+            value = bounded_loads(line)
         except ValueError:
             raise unreadable("the answer stream held a line that is not JSON", line) from None
         if not isinstance(value, dict):
@@ -390,6 +392,10 @@ class HTTPProvider:
                                     verify=shared_ssl_context())
         bind_deadline(self._client, self.deadline)
         self.attempts: list[Attempt] = []
+        #: Called after each failed attempt is appended to ``attempts``, before any wait (the cell files it).
+        self.on_attempt: Callable[[], None] | None = None
+        #: Seconds slept between attempts (the retry backoff a pacer does not do).
+        self.retry_waited = 0.0
         self.last_request_body: bytes = b""
         self.last_request_sha256: str | None = None
         self.last_response_headers: dict[str, str] = {}
@@ -491,8 +497,12 @@ class HTTPProvider:
                         request_sha256=sha,
                     )
                 )
+                if self.on_attempt is not None:
+                    self.on_attempt()  # filed before any sleep or retry: a kill loses no attempt (issue 31 G)
                 if self.pacer is not None and error.code in ("rate_limit", "tpm_input"):
                     self.pacer.on_rate_limited(error.retry_after, error.headers, quota=error.quota)
+                if self._unsent:  # no connection was made: the service never saw it, no count has it (issue 31 K)
+                    self.usage_total.requests -= 1
                 if self.pacer is not None and self._unsent and hasattr(self.pacer, "not_sent"):
                     self.pacer.not_sent()  # no connection was made: the service never saw it
                 decision = self.retry.decide(error, attempt, codes)
@@ -502,6 +512,7 @@ class HTTPProvider:
                 paced = self.pacer is not None and decision.kind == "rate_limit" and error.retry_after is not None
                 if decision.delay > 0 and not paced:  # with a pacer, its hold does the waiting for every worker
                     self.sleep(decision.delay)
+                    self.retry_waited += decision.delay  # shown with the pacer's waits (issue 31 K)
                 continue
             if self.pacer is not None:
                 self.pacer.after_response(self.last_response_headers, usage=response.usage)
@@ -612,7 +623,7 @@ class HTTPProvider:
         """
         if response is not None and not reading.capped:
             chars = _answer_chars(response)
-            if chars <= chars_cap(max_output_tokens):
+            if chars <= chars_cap(max_output_tokens) and len(response.message.tool_calls) <= MAX_TOOL_CALLS:
                 return response
         else:
             chars = _answer_chars(response) if response is not None else None
@@ -620,7 +631,7 @@ class HTTPProvider:
         info = dict(response.provider) if response is not None else {}
         info["oversized"] = {"bytes_read": reading.received, "body_cap": reading.cap, "capped": reading.capped,
                              "characters": chars, "max_output_tokens": max_output_tokens,
-                             "tool_calls_dropped": len(message.tool_calls)}
+                             "tool_calls_dropped": len(message.tool_calls), "max_tool_calls": MAX_TOOL_CALLS}
         folded = Message(role="assistant", content=fold(message.content) or "", reasoning=fold(message.reasoning))
         return ChatResponse(message=folded, stop_reason="oversized",
                             usage=response.usage if response is not None else Usage(), provider=info)

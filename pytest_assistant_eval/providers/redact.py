@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.providers.secret_forms import replace_keys
 
 KEY_MARK = "[key]"
 PATH_MARK = "[path]"
@@ -73,9 +74,10 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
     if not text:
         return text or ""
     out = str(text)
-    for needle in Secrets.of(secrets).needles():
-        if needle in out:
-            out = out.replace(needle, KEY_MARK)
+    held = Secrets.of(secrets)
+    needles = tuple(held.needles())
+    if needles:
+        out = replace_keys(out, needles, KEY_MARK, held.names)  # every form: pieces, masked, folded, split, escaped
     lowered = out.lower()
     if "bearer" in lowered or "basic" in lowered:
         out = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
@@ -93,6 +95,13 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
     if any(mark in out for mark in _ROOT_MARKS):
         out = _ABS_PATH.sub(PATH_MARK, out)
     return out
+
+
+def redact_keys(text: str, secrets: Secrets | Iterable[str | Secret | None] = ()) -> str:
+    """``text`` with only the run's own keys replaced, in every form (no shapes, no paths)."""
+    held = Secrets.of(secrets)
+    needles = tuple(held.needles())
+    return replace_keys(text, needles, KEY_MARK, held.names) if needles and text else text
 
 
 def clip(text: str | None, limit: int = 300) -> str | None:

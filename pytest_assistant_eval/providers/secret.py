@@ -16,6 +16,7 @@ run says so once (:func:`weak_key_line`). This module never writes, prints or lo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 #: The shortest key that is searched for and replaced in what is written.
@@ -35,6 +36,28 @@ WORDS = frozenset({
     "basic", "standard", "advanced", "question", "scenario", "task", "finished", "answered", "incomplete",
     "escalated", "failed", "calibration", "assistant", "assistant-eval", "user-sim",
 })
+
+
+_LETTERS_ONLY = re.compile(r"[A-Za-z]+(?:[ _.\-][A-Za-z]+)*")
+_NO_LETTERS = re.compile(r"[^A-Za-z]+")
+
+
+def not_secret_shaped(value: str) -> str | None:
+    """Why a key long enough is still not shaped like a secret (issue 31, item B), or None.
+
+    A word, a field name or a phrase (letters with ``_ - .`` between them: ``transcript``,
+    ``finished_at``, ``lm-studio``) and a date or a number (no letter: ``2026-12-01``) are what
+    records hold everywhere; searching for them would rewrite the harness's own fields. A run of
+    letters only is a secret when it is long and its case changes inside its words (base-62 text).
+    """
+    if _NO_LETTERS.fullmatch(value) and len(value) < 16:
+        return "a date or a number, not shaped like a secret"
+    if _LETTERS_ONLY.fullmatch(value):
+        words = re.split(r"[ _.\-]", value)
+        mixed = sum(1 for w in words if any(c.isupper() for c in w[1:]) and any(c.islower() for c in w))
+        if len(value) < 16 or not mixed:
+            return "a word or a field name, not shaped like a secret"
+    return None
 
 
 class Secret:
@@ -62,6 +85,9 @@ class Secret:
             return f"shorter than {MIN_LENGTH} characters"
         if value.strip().lower() in WORDS:
             return "a common word"
+        shape = not_secret_shaped(value)
+        if shape:
+            return shape
         if any(value in name for name in identity if name):
             return "part of the run's own names (a model, an address)"
         return None
@@ -89,7 +115,7 @@ class Secret:
 class Secrets:
     """The run's keys, as every writer redacts with them; its ``repr`` names only how many."""
 
-    __slots__ = ("_searched", "_weak")
+    __slots__ = ("_searched", "_weak", "_names")
 
     def __init__(self, keys: Iterable[str | Secret | None] = (), identity: Iterable[str] = ()) -> None:
         names = tuple(identity)
@@ -107,6 +133,7 @@ class Secrets:
         # Longest first: a key that holds another is replaced whole.
         self._searched = tuple(sorted(searched, key=len, reverse=True))
         self._weak = tuple(weak.values())
+        self._names = tuple(n for n in names if n)  # no piece of a key found in them is searched for
 
     @classmethod
     def of(cls, value: Secrets | Iterable[str | Secret | None] | None) -> Secrets:
@@ -119,6 +146,12 @@ class Secrets:
         return iter(self._searched)
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """The run's own names (models, labels, addresses): a piece of a key they hold is not searched for
+        alone (issue 31 B: ``mistral-`` of a key must not rewrite the model ``mistral-large``)."""
+        return self._names
+
+    @property
     def weak_reasons(self) -> tuple[str, ...]:
         return self._weak
 
@@ -126,6 +159,7 @@ class Secrets:
         joined = Secrets()
         joined._searched = tuple(sorted({*self._searched, *other._searched}, key=len, reverse=True))
         joined._weak = (*self._weak, *other._weak)
+        joined._names = tuple(dict.fromkeys((*self._names, *other._names)))
         return joined
 
     def __bool__(self) -> bool:

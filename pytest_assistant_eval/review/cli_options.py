@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pytest_assistant_eval import option_ranges as ranges
+
 __all__ = ["add_review_arguments", "run_review"]
 
 
@@ -12,7 +14,7 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", type=Path, required=True, help="a grading folder")
     p.add_argument("--results", type=Path, action="append", default=[], metavar="FOLDER",
                    help="a graded results folder not found beside the grading folder (repeatable)")
-    p.add_argument("--sitting", type=int, default=37, metavar="N", help="cells in one sitting (default 37; 0: no limit)")
+    p.add_argument("--sitting", type=ranges.SITTING, default=37, metavar="N", help="cells in one sitting (default 37; 0: no limit)")
     p.add_argument("--regrade", metavar="#N", help="review cell #N again (the latest review wins)")
     p.add_argument("--all", action="store_true", help="queue every cell: full manual grading")
     p.add_argument("--owner", choices=("terminal", "scripted"), default="terminal",
@@ -22,7 +24,7 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
     md.add_argument("--import-md", type=Path, metavar="FILE", help="read the letters written in an exported file")
     p.add_argument("--helpfulness", action="store_true",
                    help="the helpfulness review: leave the facts to the judge, rate a sample's answers 1/2/3")
-    p.add_argument("--per-level", type=int, default=None, metavar="N",
+    p.add_argument("--per-level", type=ranges.PER_LEVEL, default=None, metavar="N",
                    help="helpfulness: cells drawn per level (default 8; drawn once)")
 
 

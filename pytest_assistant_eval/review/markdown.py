@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_assistant_eval.input_files import read_input_text
 from pytest_assistant_eval.records import write_text_atomic
 from pytest_assistant_eval.review.context import ReviewContext
 from pytest_assistant_eval.review.flow import LETTERS, VERDICT_OF, disagreements, finish_review, judge_view, start_review
@@ -38,8 +39,10 @@ MD_FORMAT = "assistant-eval.review-md/1"
 _HEADER = re.compile(r"^<!-- " + re.escape(MD_FORMAT) + r" (?P<kind>first|final|helpfulness) -->\s*$")
 _CELL = re.compile(r"^# Cell #(?P<n>\d+)\s*$")
 _MATERIAL = re.compile(r"^<!-- cell (?P<n>\d+) material (?P<sha>[0-9a-f]{64}) -->\s*$")
-_ITEM = re.compile(r"^- `(?P<id>[^`]+)`.*\[(?P<allowed>[^\]]+)\]:[ \t]*(?P<letter>\S*)\s*$")
-_UNDERSTANDABILITY = re.compile(r"^- understandability \[1 / 2 / 3\]:[ \t]*(?P<letter>\S*)\s*$")
+# Whatever follows the colon is the answer: anything but exactly one allowed letter is refused with
+# its line (issue 31 N: "[r / w]: r w" matched no pattern and was dropped silently).
+_ITEM = re.compile(r"^- `(?P<id>[^`]+)`.*\[(?P<allowed>[^\]]+)\]:[ \t]*(?P<letter>.*?)\s*$")
+_UNDERSTANDABILITY = re.compile(r"^- understandability \[1 / 2 / 3\]:[ \t]*(?P<letter>.*?)\s*$")
 
 KEY_TEXT = """# The letters of REVIEW.md
 
@@ -125,9 +128,11 @@ class ParsedFile:
 def parse_file(path: Path) -> ParsedFile:
     """The cells of an exported file and the letters written in it (line numbers from 1)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_input_text(path).splitlines()  # a regular file only, within its size limit (issue 31 J)
     except FileNotFoundError:
         raise ReviewRefused(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReviewRefused(f"{path}: cannot read it: {exc}") from None
     header = _HEADER.match(lines[0]) if lines else None
     if header is None:
         raise ReviewRefused(f"{path}:1: not a file written by review --export-md (its first line is the format tag)")
@@ -155,7 +160,7 @@ def parse_file(path: Path) -> ParsedFile:
         if m:
             cell.answers.append(Answer(number, None, m.group("letter"), ["1", "2", "3"]))
             continue
-        m = re.match(r"^- helpfulness \[1 / 2 / 3\]:[ \t]*(?P<letter>\S*)\s*$", text)
+        m = re.match(r"^- helpfulness \[1 / 2 / 3\]:[ \t]*(?P<letter>.*?)\s*$", text)
         if m:
             cell.rating_line, cell.rating = number, m.group("letter")
             continue

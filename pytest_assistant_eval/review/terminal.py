@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from pytest_assistant_eval.console import visible
 from pytest_assistant_eval.review.context import ReviewContext
 from pytest_assistant_eval.review.flow import (
     LETTERS,
@@ -46,7 +47,8 @@ class TerminalReview:
         self._read = read
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out, flush=True)
+        # A model's answer is shown with its line breaks, every other control visible (issue 31 C).
+        print(visible(text), file=self.out, flush=True)
 
     def ask(self, prompt: str) -> str:
         try:

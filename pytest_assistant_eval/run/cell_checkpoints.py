@@ -29,7 +29,7 @@ from pytest_assistant_eval.run.planning import ModelSpec
 from pytest_assistant_eval.run.provider_setup import take_attempts
 from pytest_assistant_eval.world.backend import LogEntry
 
-__all__ = ["fresh", "save", "restore", "file_attempts", "input_estimate", "now"]
+__all__ = ["fresh", "save", "restore", "file_attempts", "file_attempt_now", "input_estimate", "now"]
 
 
 def now() -> str:
@@ -160,3 +160,20 @@ def file_attempts(cp: dict[str, Any], conversation: Conversation,
             attempt = {**attempt, "turn": pending.get("turn"), "request": pending.get("request")}
         saved.append(attempt)
     cp["attempts"] = []
+
+
+def file_attempt_now(journal: CheckpointJournal, cp: dict[str, Any], conversation: Conversation,
+                     take: Callable[[Any], list[dict[str, Any]]] = take_attempts) -> None:
+    """A failed attempt, filed in the checkpoint the moment it failed, before any wait or retry
+    (issue 31 G): a kill during a backoff then loses none. It joins the pending request's
+    ``attempts``, which ``file_attempts`` moves on as every attempt of a stop or a saved cell."""
+    user_provider = getattr(conversation.user, "provider", None)
+    found = [*take(conversation.assistant), *({**a, "role": "user"} for a in take(user_provider))]
+    if not found or cp.get("pending") is None:
+        cp["attempts"] = [*(cp.get("attempts") or []), *found]
+        return
+    pending = cp["pending"]
+    cp["attempts"] = [*(cp.get("attempts") or []),
+                      *({**a, "turn": pending.get("turn"), "request": pending.get("request")} for a in found)]
+    cp["updated_at"] = now()
+    journal.write({k: v for k, v in cp.items() if not k.startswith("_")})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pytest_assistant_eval.console import shown
 from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.conversation.checkpoint import write_checkpoint
 from pytest_assistant_eval.run.planning import CellResult, ModelSpec
@@ -35,16 +36,19 @@ def provider_words(exc: ProviderError, attempts: list[dict[str, Any]]) -> str:
         return ""
     status = getattr(exc, "status", None)
     message = getattr(exc, "provider_message", None)
+    message = shown(message) if message else message  # the provider's text: one visible line (issue 31 C)
     address = getattr(exc, "address", None)
     if status is None:
         what = exc.message if not address or address in exc.message else f"{exc.message} ({address})"
+        what = shown(what)
         lines = [f"\n  provider: no answer: {what}" if not message else f"\n  provider: {what}; it sent: {message}"]
     else:
-        lines = [f"\n  provider: HTTP {status} {getattr(exc, 'provider_code', None) or '-'}: "
+        lines = [f"\n  provider: HTTP {status} {shown(getattr(exc, 'provider_code', None)) or '-'}: "
                  f"{message or '(an empty body)'}" + (f" ({address})" if address else "")]
     seen = {message}
     for attempt in attempts:
         earlier = attempt.get("message")
+        earlier = shown(earlier) if earlier else earlier
         if earlier and earlier not in seen:
             seen.add(earlier)
             lines.append(f"\n  earlier attempt ({attempt.get('code')}): {earlier}")
@@ -122,7 +126,8 @@ class Stops:
         from pytest_assistant_eval.run import spent
 
         user_provider = getattr(conversation.user, "provider", None)
-        attempts = [*take_attempts(conversation.assistant),
+        attempts = [*(cp.get("attempts") or []),  # filed the moment each failed (issue 31 G)
+                    *take_attempts(conversation.assistant),
                     *({**a, "role": "user"} for a in take_attempts(user_provider))]
         earlier = [*(cp.get("saved_attempts") or []),
                    *(a for stop in cp.get("stops") or [] for a in stop.get("attempts", []))]

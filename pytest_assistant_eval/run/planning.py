@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.input_files import read_input_text
 from pytest_assistant_eval import levels as levels_mod
 from pytest_assistant_eval.cases.load import load_cases
 from pytest_assistant_eval.cases.model import CaseSet
@@ -82,9 +83,9 @@ def read_model_lines(path: Path) -> list[tuple[str, str | None, dict[str, str]]]
     """
     from pytest_assistant_eval.providers.generation import NAMES
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--models {path}: cannot read it ({exc.strerror})") from None
+        text = read_input_text(path)  # a regular file only (issue 31 J)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--models {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
     found: list[tuple[str, str | None, dict[str, str]]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()

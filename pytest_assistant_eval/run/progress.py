@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from pytest_assistant_eval.console import visible
+
 
 def _duration(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
@@ -59,6 +61,7 @@ class Progress:
         self.counts[key] = self.counts.get(key, 0) + 1
         if model is not None:
             self.model_done[model] = self.model_done.get(model, 0) + 1
+        message = visible(message) if message else message  # the console's one sanitiser (issue 31 C)
         if message and status in ("done", "kept", "unsaved", "na") and code != "daily_quota":
             self.messages.append(message)
         elif message and code == "daily_quota" and "\n  provider: " in message:
@@ -143,7 +146,8 @@ class Progress:
         if self.rate_limited:
             text += f" · {self.rate_limited} refused for rate (429)"
         if self.waited:
-            text += f" · waited {self.waited:.0f} s for pace and rate limits (last cell {self.last_wait:.1f} s)"
+            text += (f" · waited {self.waited:.0f} s for pace, rate limits and retries "
+                     f"(last cell {self.last_wait:.1f} s)")
         if self.limits_new:
             text += " · learned: " + ", ".join(self.limits_new)
             self.limits_new = []

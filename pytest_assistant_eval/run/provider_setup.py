@@ -90,6 +90,7 @@ class Providers:
         self._secrets: Secrets | None = None
         self.probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
         self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
+        self._flushed: dict[str, dict[str, Any]] = {}  # the usage already added to run.json, per provider
 
     # -- routes -------------------------------------------------------------------
     def check_routes(self) -> None:
@@ -225,10 +226,22 @@ class Providers:
         return out
 
     def add_usage_to_folders(self, label: str = "calibration") -> None:
-        """Add this process's usage to each model's run.json (the user model's once, in the first folder)."""
-        usage = self.usage(label)
-        if not usage or not any(u["requests"] for u in usage.values()):
+        """Add this process's usage not yet added to each model's run.json (the user model's once, in the
+        first folder). Called as the usage grows (before each request, after each cell) and at the end, so
+        a killed run's run.json holds what it spent up to its last request (issue 31 G)."""
+        from pytest_assistant_eval.run.usage import COUNTS
+
+        current = self.usage(label)
+        flushed = self._flushed
+        usage: dict[str, dict[str, Any]] = {}
+        for key, counts in current.items():
+            before = flushed.get(key, {})
+            delta = {k: (counts.get(k) or 0) - (before.get(k) or 0) for k in COUNTS}
+            if any(delta.values()):
+                usage[key] = {"label": counts["label"], **delta}
+        if not usage:
             return
+        flushed.update({k: dict(v) for k, v in current.items()})
         from pytest_assistant_eval.run.usage import add_usage
 
         for index, spec in enumerate(self.models.values()):
@@ -239,9 +252,9 @@ class Providers:
                 add_usage(results_dir(self.options, spec) / "run.json", mine)
 
     def waited_seconds(self) -> float:
-        """Seconds this process has waited for pacing and rate limits, over every route."""
+        """Seconds this process has waited for pacing, rate limits and retry backoffs, over every route."""
         return sum(float(getattr(getattr(p, "pacer", None), "waited_total", 0.0) or 0.0)
-                   for p in self.cache.values())
+                   + float(getattr(p, "retry_waited", 0.0) or 0.0) for p in self.cache.values())
 
     def close(self) -> None:
         for provider in self.cache.values():

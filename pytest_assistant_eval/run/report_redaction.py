@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_assistant_eval.console import visible
 from pytest_assistant_eval.providers.redact import redact
 from pytest_assistant_eval.providers.secret import Secrets
 
@@ -32,9 +33,9 @@ def redact_report(report: Any, secrets: Secrets) -> None:
     """Redact a test report in place: keys only, so a traceback keeps its file paths."""
     if report.longrepr is not None:
         text = str(report.longrepr)
-        cleaned = redact(text, secrets, paths=False)
+        cleaned = visible(redact(text, secrets, paths=False))  # no escape sequence reaches the console
         if cleaned != text:
             report.longrepr = cleaned
-    report.sections = [(title, redact(content, secrets, paths=False)) for title, content in report.sections]
-    report.user_properties = [(name, redact(value, secrets) if isinstance(value, str) else value)
+    report.sections = [(title, visible(redact(content, secrets, paths=False))) for title, content in report.sections]
+    report.user_properties = [(name, visible(redact(value, secrets)) if isinstance(value, str) else value)
                               for name, value in report.user_properties]

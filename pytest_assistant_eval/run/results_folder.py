@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_assistant_eval.records import GRADING_FORMAT, remove_stale_temporaries
+from pytest_assistant_eval.write_rules import WriteRefused, check_child, check_folder
 
 __all__ = ["refuse_grading_folder", "remove_harness_temporaries", "HARNESS_TEMPORARY"]
 
@@ -48,6 +49,16 @@ def refuse_grading_folder(out: Path, error: type[Exception]) -> None:
             where = "is a grading folder" if folder == out else f"is inside the grading folder {folder}"
             raise error(f"--out {out} {where} (it holds grading.json); a run writes a results folder: "
                         "choose another --out (e.g. _eval_reports/results)")
+
+
+def check_run_folders(out: Path, labels: list[str], error: type[Exception], *, several: bool) -> None:
+    """``run --out`` and each model's folder in it obey the one write rule (``write_rules``), or ``error``."""
+    try:
+        check_folder(out, "--out")
+        for label in labels if several else ():
+            check_child(out, label, "--out")
+    except WriteRefused as exc:
+        raise error(str(exc)) from None
 
 
 def remove_harness_temporaries(folder: Path) -> int:

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pytest_assistant_eval.console import shown
 from pytest_assistant_eval.run import cell_checkpoints
 from pytest_assistant_eval.run import cell_records
 from pytest_assistant_eval.run import folders as run_folders
@@ -168,7 +169,7 @@ class RunSession:
         # A run whose simulated user erred is asked again (S5.2); its record stays until replaced.
         skipped = self._skips.get(cell.model, {}).get(cell.cell_id)
         if skipped is not None:
-            return CellResult("skipped", f"{cell.cell_id}: skipped by owner: {skipped['reason']}")
+            return CellResult("skipped", f"{cell.cell_id}: skipped by owner: {shown(skipped['reason'])}")
         return self.stops.left(cell.cell_id, self.models[cell.model].route)
 
     def _not_applicable_context(self, cell: Any, spec: ModelSpec, why: str, probe: Any) -> CellResult:
@@ -182,6 +183,12 @@ class RunSession:
         return CellResult("na", f"{cell.cell_id}: {why}")
 
     def run_cell(self, cell: Any) -> CellResult:
+        try:
+            return self._run_cell(cell)
+        finally:
+            self.providers.add_usage_to_folders(self.suite.name)  # run.json's usage as it grows (issue 31 G)
+
+    def _run_cell(self, cell: Any) -> CellResult:
         path = self.record_path(cell)
         cp_path = self.checkpoint_path(cell)
         notes: list[str] = []
@@ -236,11 +243,20 @@ class RunSession:
                 journal = CheckpointJournal(cp_path, durable=spec.preset != "scripted", secrets=self._secrets())
 
                 def before_request(state: Any, request: Any) -> None:
+                    self.providers.add_usage_to_folders(self.suite.name)  # run.json's usage as it grows (G)
                     self.requests_sent += 1
                     cell_checkpoints.save(journal, cp, state, request, conversation, world, start_state,
                                           self.today())
 
                 conversation.before_request = before_request
+
+                def on_attempt() -> None:
+                    cell_checkpoints.file_attempt_now(journal, cp, conversation)
+                    self.providers.add_usage_to_folders(self.suite.name)
+
+                for provider in (assistant, getattr(side.user, "provider", None)):
+                    if provider is not None and hasattr(provider, "on_attempt"):
+                        provider.on_attempt = on_attempt
                 try:
                     prepared.start(conversation, is_restored)  # a suite's own first step (a tool filter)
                     if hasattr(assistant, "bind_cell"):  # an agent (issue 33): its tools record into this cell

@@ -16,6 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_assistant_eval.console import shown
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic
 
 SKIPS_FORMAT = "assistant-eval.skips/1"
@@ -78,7 +79,7 @@ def skip(results: Path, cell_id: str, reason: str, planned: list[str]) -> str:
         cells[cell_id] = {"reason": reason.strip(), "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                           "attempts": attempts, "requests_spent": spent}
         _write(results, cells)
-    return f"{cell_id}: recorded as not applicable (skipped by owner): {reason.strip()}"
+    return f"{cell_id}: recorded as not applicable (skipped by owner): {shown(reason.strip())}"
 
 
 def unskip(results: Path, cell_id: str, planned: list[str]) -> str:

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+from pytest_assistant_eval.tables.cell_safety import FORMULA_STARTS, csv_text
+
 __all__ = ["FORMATS", "Column", "DataTable", "TableFormatError", "add_format_arguments", "emit", "rate_columns",
            "rate_values", "to_json", "to_csv", "to_markdown"]
 
@@ -137,9 +139,11 @@ def to_csv(table: DataTable) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     names = ["table_format", *(c.name for c in table.columns)]
     writer.writerow(names)
+    text = {"table_format", *(c.name for c in table.columns if c.type == "string")}
     for record in table.records():
-        writer.writerow(["" if v is None else ("true" if v is True else "false" if v is False else v)
-                         for v in (record[n] for n in names)])
+        writer.writerow(["" if v is None else ("true" if v is True else "false" if v is False else
+                                               csv_text(v) if n in text and isinstance(v, str) else v)
+                         for n, v in ((n, record[n]) for n in names)])
     return buffer.getvalue().rstrip("\n")
 
 
@@ -148,9 +152,12 @@ def _md(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    is_text = isinstance(value, str)
     if isinstance(value, float):
         value = f"{value:.4g}"
     text = " ".join(str(value).split())
+    if is_text and (value.startswith(FORMULA_STARTS) or text.startswith(FORMULA_STARTS)):
+        text = "'" + text  # a text cell no spreadsheet runs (cell_safety); a number stays a number
     return text.replace("\\", "\\\\").replace("|", "\\|")
 
 

@@ -435,6 +435,13 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
         print(f"assistant-eval report: --k must be at least 1, got {k}", file=sys.stderr)
         return 2
     target = out_file or grading_dir / REPORT_FILE
+    from pytest_assistant_eval.write_rules import WriteRefused, check_page
+
+    try:
+        check_page(target, "--out", calibration=calibration)  # the one rule of where a command writes (issue 31)
+    except WriteRefused as exc:
+        print(f"assistant-eval report: {exc}", file=sys.stderr)
+        return 2
     prices = None
     if prices_file is not None:
         from pytest_assistant_eval.tables.prices import PricesError, load_prices

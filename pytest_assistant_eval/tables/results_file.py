@@ -20,6 +20,8 @@ from typing import Any
 
 from filelock import FileLock
 
+from pytest_assistant_eval.input_files import RESULTS_LIMIT, open_input
+
 __all__ = ["LINE_FORMAT", "FIELDS", "ResultsFileError", "ResultsFile", "read_lines", "latest", "line_key",
            "append_lines", "comparable_versions"]
 
@@ -70,7 +72,7 @@ def read_lines(path: Path, fields: tuple[str, ...] | None = None) -> ResultsFile
     numbers: list[int] = []
     older: list[int] = []
     try:
-        handle = open(path, "rb")
+        handle = open_input(path, RESULTS_LIMIT)  # a regular file only (issue 31 J: /dev/zero hung)
     except FileNotFoundError:
         return ResultsFile(path, [], [])
     from orjson import loads  # four times the json module's speed on 100,000 lines (README: dependencies)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import httpx
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.http import iter_sse, parse_arguments, parse_duration
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.providers.redact import redact
+from pytest_assistant_eval.providers.secret import Secret
 
 plain = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>\r\n"), max_size=80)
 
@@ -26,6 +27,7 @@ def test_parse_arguments_never_raises_and_keeps_what_it_cannot_read(raw):
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=8, max_size=40), plain, plain)
 def test_a_given_secret_never_survives_redaction(secret, before, after):
+    assume(Secret(secret).weakness() is None)  # a word, a phrase or a number is a placeholder (issue 31 B)
     assert secret not in redact(before + secret + after, [secret])
 
 

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from pytest_assistant_eval import option_ranges as ranges
+
 __all__ = ["main", "MISSING_EXTRA", "pytest_args_for_agentdojo"]
 
 MISSING_EXTRA = ("assistant-eval agentdojo: AgentDojo is not installed; install the extra with "
@@ -46,9 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="agentdojo (default): the conversation AgentDojo's pipeline holds; ours: our own loop "
                         "(JSON results, 40 rounds, nudges, result cap), not comparable with AgentDojo's leaderboard")
     p.add_argument("--resume", action="store_true", help="continue a killed run from its checkpoints")
-    p.add_argument("--pace", type=float, default=None, help="seconds between requests to a remote provider")
-    p.add_argument("--max-requests-per-day", type=int, default=None, help="daily request budget per route")
-    p.add_argument("--repeats", type=int, default=None, help="repeats per cell (default: 1)")
+    p.add_argument("--pace", type=ranges.PACE, default=None, help="seconds between requests to a remote provider")
+    p.add_argument("--max-requests-per-day", type=ranges.REQUESTS_PER_DAY, default=None, help="daily request budget per route")
+    p.add_argument("--repeats", type=ranges.REPEATS, default=None, help="repeats per cell (default: 1)")
     p.add_argument("-n", "--workers", default=None, help="xdist workers (a number or 'auto')")
     p = sub.add_parser("export", help="write results folders as AgentDojo's own logs (its load_task_results reads them)")
     p.add_argument("results", nargs="+", type=Path)

@@ -1,0 +1,229 @@
+"""Every form a key takes in text, found (issue 31, item A; S9.3).
+
+A provider, a proxy or a model does not always echo a key whole: it masks it (``sk-atk-PL****…cdef``),
+quotes its tail ("the key ending 1234567890abcdef"), upper-cases it, breaks it over two lines,
+escapes it as JSON (``\\u0073k-…``) or as a URL (``%2D``). :class:`KeyFinder` finds all of these:
+
+- any piece of :data:`PIECE` or more characters of a key, compared case-folded, in a view of the
+  text where whitespace, zero-width characters and escaped line breaks are skipped and JSON, URL and
+  XML escapes are decoded (a match is mapped back to the characters it came from);
+- a masked form: a prefix and/or a suffix of a key around stars, an ellipsis or dots.
+
+A piece made only of letters of one case (``transcri``) is a word, not a secret, and a piece found in
+one of the run's own names (a model, an address) is that name: neither is looked for alone (issue
+31, item B), though every longer piece that holds it still is. A key that is not
+secret-shaped is never searched for at all (``providers/secret``). This module never writes a key.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+#: The shortest piece of a key that is looked for (the scan's bar: no 8 characters of a key survive).
+PIECE = 8
+
+# What the normalised view skips or decodes: whitespace, zero-width and bidi marks, escaped line breaks,
+# JSON/Python escapes (\uXXXX, \xXX, any number of backslashes), URL escapes (%XX, %25XX) and XML entities.
+_SPECIAL = re.compile(
+    r"\s+|[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+"
+    r"|\\+[nrt]"
+    r"|\\+u([0-9a-fA-F]{4})|\\+x([0-9a-fA-F]{2})"
+    r"|%(?:25)*([0-9a-fA-F]{2})"
+    r"|&#(?:x([0-9a-fA-F]{1,6})|(\d{1,7}));"
+)
+# A masked key: a head and a tail around stars, an ellipsis, dots or bullets.
+_MASKED = re.compile(r"([A-Za-z0-9_\-]*)((?:\*{2,}|…|\.{3,}|•{2,}|x{4,}|X{4,})+)([A-Za-z0-9_\-]*)")
+_WORD = re.compile(r"[a-z]+|[A-Z]+")
+_SPACE = re.compile(r"\s+")
+
+
+def _fold(text: str) -> str:
+    """Lower-cased and, beyond ASCII, NFKC (full-width letters), one character for one (so positions map back)."""
+    if not text.isascii():
+        text = "".join(_one(c) for c in text)
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _one(char: str) -> str:
+    if char.isascii():
+        return char
+    folded = unicodedata.normalize("NFKC", char)
+    return folded if len(folded) == 1 else char
+
+
+class _View:
+    """The text as keys are compared with it, and the way back to the text's own positions."""
+
+    __slots__ = ("norm", "_norm_starts", "_orig_starts", "_orig_ends", "_verbatim")
+
+    def __init__(self, text: str) -> None:
+        parts: list[str] = []
+        self._norm_starts: list[int] = []
+        self._orig_starts: list[int] = []
+        self._orig_ends: list[int] = []
+        self._verbatim: list[bool] = []
+        at = 0
+        size = 0
+        for match in _SPECIAL.finditer(text):
+            if match.start() > at:
+                self._segment(size, at, match.start(), True)
+                parts.append(text[at:match.start()])
+                size += match.start() - at
+            decoded = _decode(match)
+            if decoded:
+                self._segment(size, match.start(), match.end(), False)
+                parts.append(decoded)
+                size += 1
+            at = match.end()
+        if at < len(text):
+            self._segment(size, at, len(text), True)
+            parts.append(text[at:])
+        self.norm = _fold("".join(parts))
+
+    def _segment(self, norm_at: int, start: int, end: int, verbatim: bool) -> None:
+        self._norm_starts.append(norm_at)
+        self._orig_starts.append(start)
+        self._orig_ends.append(end)
+        self._verbatim.append(verbatim)
+
+    def origin(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the text that view positions ``start..end`` came from."""
+        return self._position(start, False), self._position(end - 1, True)
+
+    def _position(self, at: int, end: bool) -> int:
+        index = bisect.bisect_right(self._norm_starts, at) - 1
+        if not self._verbatim[index]:
+            return self._orig_ends[index] if end else self._orig_starts[index]
+        position = self._orig_starts[index] + at - self._norm_starts[index]
+        return position + 1 if end else position
+
+
+def _decode(match: re.Match[str]) -> str:
+    """The one character an escape stands for ('' for what is skipped)."""
+    for group in (1, 2, 3, 4):
+        if match.group(group):
+            try:
+                return chr(int(match.group(group), 16))
+            except (ValueError, OverflowError):
+                return ""
+    if match.group(5):
+        try:
+            return chr(int(match.group(5)))
+        except (ValueError, OverflowError):
+            return ""
+    return ""
+
+
+def _is_word(piece: str) -> bool:
+    return _WORD.fullmatch(piece) is not None
+
+
+class KeyFinder:
+    """Finds every form of a set of keys in a text (see the module's docstring)."""
+
+    def __init__(self, keys: Iterable[str], names: Iterable[str] = ()) -> None:
+        self.keys = tuple(dict.fromkeys(k for k in keys if len(k) >= PIECE))
+        folded_names = [_fold(n) for n in names if n]
+        grams: set[str] = set()
+        for key in self.keys:
+            for at in range(len(key) - PIECE + 1):
+                piece = key[at:at + PIECE]
+                folded = _fold(piece)
+                if not _is_word(piece) and not any(folded in name for name in folded_names):
+                    grams.add(folded)
+        self._folded = tuple(_fold(k) for k in self.keys)
+        self._grams = frozenset(grams)
+        self._pattern = re.compile("|".join(re.escape(g) for g in sorted(grams))) if grams else None
+        quick = {g[:4] for g in grams} | {g[4:] for g in grams}
+        self._quick = re.compile("|".join(re.escape(q) for q in sorted(quick))) if quick else None
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The spans of ``text`` that are (part of) a key, merged and sorted."""
+        if self._pattern is None or not text:
+            return []
+        found = self._masked(text)
+        folded = _fold(text)
+        if self._quick is not None and not self._quick.search(folded) and not _has_escapes(text) and not (
+                _SPACE.search(folded) and self._quick.search(_SPACE.sub("", folded))):
+            return _merge(found)  # no 4 characters of any piece, spaced or not, and nothing escaped: none
+        view = _View(text)
+        norm = view.norm
+        covered: list[tuple[int, int]] = []
+        for key in self._folded:  # a whole key goes whole, even the parts of it that are names or words
+            at = norm.find(key)
+            while at >= 0:
+                covered.append((at, at + len(key)))
+                at = norm.find(key, at + 1)
+        at = 0
+        while True:
+            match = self._pattern.search(norm, at)
+            if match is None:
+                break
+            start, end = match.start(), match.end()
+            while end < len(norm) and norm[end - PIECE + 1:end + 1] in self._grams:
+                end += 1
+            covered.append((start, end))
+            at = end
+        for start, end in _merge(covered):
+            found.append(view.origin(start, end))
+        return _merge(found)
+
+    def _masked(self, text: str) -> list[tuple[int, int]]:
+        if not any(mark in text for mark in ("**", "…", "...", "••", "xxxx", "XXXX")):
+            return []
+        out = []
+        for match in _MASKED.finditer(text):
+            head, tail = _fold(match.group(1)), _fold(match.group(3))
+            if self._masks_a_key(head, tail):
+                out.append((match.start(), match.end()))
+        return out
+
+    def _masks_a_key(self, head: str, tail: str) -> bool:
+        for key in self._folded:
+            starts = bool(head) and key.startswith(head)
+            ends = bool(tail) and key.endswith(tail)
+            if (starts and len(head) >= 4) or (ends and len(tail) >= 4) or (starts and ends):
+                return True
+        return False
+
+
+def _has_escapes(text: str) -> bool:
+    return "\\" in text or "%" in text or "&#" in text
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+@lru_cache(maxsize=64)
+def finder(keys: tuple[str, ...], names: tuple[str, ...] = ()) -> KeyFinder:
+    """The finder of one set of keys (built once: records are redacted before every write)."""
+    return KeyFinder(keys, names)
+
+
+def replace_keys(text: str, keys: tuple[str, ...], mark: str, names: tuple[str, ...] = ()) -> str:
+    """``text`` with every form of ``keys`` replaced by ``mark`` (no piece found in ``names`` alone)."""
+    spans = finder(keys, names).spans(text)
+    if not spans:
+        return text
+    pieces: list[str] = []
+    at = 0
+    for start, end in spans:
+        pieces.append(text[at:start])
+        pieces.append(mark)
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)

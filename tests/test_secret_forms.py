@@ -1,0 +1,122 @@
+"""Every form of a key is redacted, and a key that is a word is never searched for (issue 31, items A and B).
+
+A: the forms a provider, a proxy or a model gives a key back in (masked, a tail, case-folded,
+split by a line break, JSON- and URL-escaped) leave no 8-character piece of it. B: a key that
+is a word, a date or a field name is a placeholder: records keep their fields and stay gradeable.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+from hypothesis import given, strategies as st
+
+from pytest_assistant_eval.providers.redact import redact
+from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.records import redact_data
+from tests.secret_scan import key_forms, leaked_pieces
+
+KEY = "sk-atk-PLANTED-1234567890abcdef"
+
+
+@pytest.mark.parametrize("form", sorted(key_forms(KEY)))
+def test_every_form_of_a_key_leaves_no_8_character_piece(form):
+    text = key_forms(KEY)[form]
+    out = redact(f"provider said: {text} (request 7)", Secrets([KEY]))
+    assert leaked_pieces(out, KEY) == [], (form, out)
+    assert "[key]" in out and out.startswith("provider said: ") and out.endswith(" (request 7)")
+
+
+def test_the_issues_own_texts_are_redacted():
+    secrets = Secrets([KEY])
+    assert redact("The key ending PLANTED-1234567890abcdef is revoked", secrets) == "The key ending [key] is revoked"
+    assert redact("Incorrect API key provided: sk-atk-PL****…cdef.", secrets) == "Incorrect API key provided: [key]."
+    assert redact(json.dumps({"query": KEY[:14] + "\n" + KEY[14:]}), secrets) == '{"query": "[key]"}'
+    assert redact(json.dumps({"q": KEY}).replace("s", "\\u0073", 1), secrets) == '{"q": "[key]"}'
+    assert redact(f"<think>the user's key {KEY[1:].upper()}</think>", secrets) == "<think>the user's key [key]</think>"
+
+
+@given(st.integers(min_value=0, max_value=len(KEY) - 8), st.integers(min_value=8, max_value=len(KEY)),
+       st.sampled_from(["", " ", "\n", "\\n", "\r\n"]), st.booleans())
+def test_any_piece_of_8_or_more_characters_however_split_or_cased_is_redacted(start, size, gap, upper):
+    piece = KEY[start:start + size]
+    if len(piece) < 8:
+        return
+    piece = piece.upper() if upper else piece
+    cut = len(piece) // 2
+    text = piece[:cut] + gap + piece[cut:]
+    assert leaked_pieces(redact(f"x {text} y", Secrets([KEY])), KEY) == []
+
+
+def test_text_without_the_key_is_left_as_it_is():
+    text = "plan the meeting at 12:34 on 2026-12-01; %41 is not a key, nor \\u0041 or &#65; ****…"
+    assert redact(text, Secrets([KEY]), paths=False) == text
+
+
+# -- B: a key that is not secret-shaped is a placeholder ------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["transcript", "messages", "2026-12-01", "finished_at", "EMPTY", "ollama",
+                                 "lm-studio", "key_version", "search_contacts"])
+def test_a_key_that_is_a_word_a_date_or_a_field_name_is_never_searched_for(key):
+    assert Secret(key).weakness() is not None
+    record = {"format": "assistant-eval-cell/1", "transcript": [{"role": "assistant", "text": "ok"}],
+              "messages": [{"tool_calls": [{"name": "search_messages"}]}], "key_version": "2026-12-01.2",
+              "finished_at": "2026-12-01T10:00:00Z", "model": {"model": key}}
+    assert redact_data(record, Secrets([key])) == record
+
+
+def test_a_record_redacted_with_the_key_transcript_keeps_its_transcript():
+    record = {"transcript": [{"text": "see the transcript"}], "key_version": "2026-12-01.2"}
+    out = redact_data(record, Secrets(["transcript", "2026-12-01"]))
+    assert out == record and "transcript" in out
+
+
+@pytest.mark.parametrize("key", [KEY, "Qx7Wv93mKt2LpZr8-hN4cYd6", "sk-test-key-0000000000000000",
+                                 "QxWvmKtLpZrhNcYdaTyUw"])
+def test_a_secret_shaped_key_is_searched_for(key):
+    assert Secret(key).weakness() is None
+    assert redact(f"a {key} b", Secrets([key])) == "a [key] b"
+
+
+def test_a_word_inside_a_key_is_not_replaced_alone_but_the_key_around_it_is():
+    key = "sk-transcript-Qx7Wv93m"
+    secrets = Secrets([key])
+    assert redact("the transcript of the call", secrets) == "the transcript of the call"
+    assert redact(f"bad key {key}", secrets) == "bad key [key]"
+
+
+@pytest.mark.parametrize("key", ["transcript", "2026-12-01"])
+def test_a_run_whose_key_is_a_field_name_or_a_date_stays_gradeable_and_says_so_once(
+        key, calibration_dir, world_dir, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.provider_runs_helpers import console, records, run_env, run_eval
+    from tests.reference_fake import REFERENCE_FAKES
+
+    cls, suffix = REFERENCE_FAKES["openai"]
+    out = tmp_path / "results"
+    with cls(calibration_dir, world_dir) as fake:
+        result = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={fake.url}{suffix}",
+                          "--accept-data-notice", "--levels", "basic", "--repeats", "1", "-k", "G01 or T07",
+                          env=run_env(key=key))
+    assert result.ret == 0, console(result)
+    assert console(result).count("not shaped like a secret") == 1
+    cells = records(out)
+    assert cells and all("[key]" not in json.dumps(c) for c in cells.values())
+    graded = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "grade-ai", str(out), "--dir",
+                             str(tmp_path / "grading"), "--single-model"], capture_output=True, text=True,
+                            env=run_env(key=key), timeout=240)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+
+
+def test_a_piece_of_a_key_that_is_in_the_runs_own_names_never_rewrites_them():
+    key = "mistral-large-Qx7Wv93mKt2L"
+    secrets = Secrets([key], identity=["mistral-large-2411", "http://127.0.0.1:8000/v1"])
+    record = {"model": {"model": "mistral-large-2411"}, "text": "asked mistral-large-2411"}
+    assert redact_data(record, secrets) == record
+    assert redact(f"bad key {key}", secrets) == "bad key [key]"
+    assert redact(f"the key ending {key[-12:]}", secrets) == "the key ending [key]"
