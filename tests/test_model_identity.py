@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from graded_helpers import CALIBRATION
-from pytest_assistant_eval.grading.folder import grade
+from pytest_assistant_eval.suites.calibration.grade.folder import grade
 from pytest_assistant_eval.tables.compare import compare_command
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from pytest_assistant_eval.tables.model_names import display_names, identity_key, relabel_lines

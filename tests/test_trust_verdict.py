@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graded_helpers import CALIBRATION, run_and_grade
-from pytest_assistant_eval.levels import LevelsError, TrustBars, load_levels
+from pytest_assistant_eval.suites.calibration.levels import LevelsError, TrustBars, load_levels
 from pytest_assistant_eval.tables.trust import BEHAVIOURS, verdict
 
 ANSWERS = {"basic": ("lookup",), "standard": ("lookup", "interpret"), "advanced": ("lookup", "interpret", "diagnose")}

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from graded_helpers import CALIBRATION, REPO
-from pytest_assistant_eval.grading.folder import GradingError, grade
-from pytest_assistant_eval.world.build import MARKER_NAME, build_world, verify_world
+from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, grade
+from pytest_assistant_eval.suites.calibration.world.build import MARKER_NAME, build_world, verify_world
 
 SELECT = "G01__basic or G02__basic or T01__basic"
 

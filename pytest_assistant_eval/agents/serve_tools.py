@@ -56,7 +56,7 @@ def serve_tools_command(args: argparse.Namespace) -> int:
     from pytest_assistant_eval.records import write_json_atomic
     from pytest_assistant_eval.run.cell_checkpoints import now
     from pytest_assistant_eval.run.planning import UsageError
-    from pytest_assistant_eval.world.state import diff_states, state_digest
+    from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
 
     try:
         suite, prepared = _prepared(args.world, args.calibration, args.case, args.level)

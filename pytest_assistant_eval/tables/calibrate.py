@@ -34,7 +34,7 @@ from pytest_assistant_eval.tables.tally import APART, QUESTION_KINDS, Tally, is_
 from pytest_assistant_eval.tables.trust import BEHAVIOURS, Verdict, verdicts
 
 if TYPE_CHECKING:
-    from pytest_assistant_eval.levels import TrustBars
+    from pytest_assistant_eval.suites.calibration.levels import TrustBars
 
 __all__ = ["choose_version", "render_calibration", "calibrate_command", "RateRow", "rate_rows", "CLASSES", "RATES",
            "plan_blocks", "rate_lines_by_model", "plan_verdicts", "render_verdicts"]
@@ -332,7 +332,7 @@ def render_verdicts(found: Sequence[tuple[bool, Verdict]], bars: TrustBars) -> s
 def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
                        caps: Mapping[str, int] | None = None, note: str = "", bars: TrustBars | None = None) -> str:
     """Every calibrate table for ``lines`` (latest lines of one version) as text, the trust verdict first."""
-    from pytest_assistant_eval.levels import TrustBars
+    from pytest_assistant_eval.suites.calibration.levels import TrustBars
 
     bars = bars or TrustBars()
     order = list(answers)
@@ -362,7 +362,7 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
                       key_version: str | None = None, out: TextIO = sys.stdout, fmt: str = "text",
                       table: str | None = None) -> int:
-    from pytest_assistant_eval.levels import LevelsError, load_levels
+    from pytest_assistant_eval.suites.calibration.levels import LevelsError, load_levels
     from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
 
     try:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_assistant_eval.levels import TrustBars
+from pytest_assistant_eval.suites.calibration.levels import TrustBars
 from pytest_assistant_eval.stats import Interval, wilson
 from pytest_assistant_eval.tables.evidence import bar, evidence_level, level_classes, question_tallies
 

@@ -36,7 +36,7 @@ def relative_dates(text: str) -> list[tuple[int, int, str]]:
     """(start, end, ISO date) of every relative date phrase of ``text``, on the world's clock."""
     if not RELATIVE_RE.search(text):
         return []
-    from pytest_assistant_eval.world.clock import NOW
+    from pytest_assistant_eval.suites.calibration.world.clock import NOW
 
     base = NOW.replace(tzinfo=None)
     out: list[tuple[int, int, str]] = []

@@ -22,9 +22,9 @@ from pytest_assistant_eval.judging.errors import GradingError
 from pytest_assistant_eval.judging.judge import Judgment, from_parsed, retry_messages, reuse, save
 from pytest_assistant_eval.judging.reply import parse_reply
 from pytest_assistant_eval.judging.request import JudgeRequest
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.model import CaseSet
-from pytest_assistant_eval.grading.judging import (
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration.grade.model_judge import (
     CANARY_FAILED,
     Context,
     Loaded,

@@ -1,6 +1,6 @@
 """What an approval covers (S5.2, S6.1): one meaning, read by the simulated user and the grading.
 
-An :class:`~pytest_assistant_eval.cases.model.Approval` names the consequential tool it is
+An :class:`~pytest_assistant_eval.suites.calibration.cases.model.Approval` names the consequential tool it is
 about, matchers on the call's arguments and, for money, a cap. The scripted user reads a
 proposal against these conditions before saying yes; the checks read each call against
 them. Both import this module, so the two can never disagree on what "approved" means.

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.model import CaseSet
-from pytest_assistant_eval.grading import user_replies
-from pytest_assistant_eval.grading.answers import AnswerFlags, answer_context, check_answer
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration.checks import user_replies
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags, answer_context, check_answer
 from pytest_assistant_eval.judging.errors import GradingError
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
-from pytest_assistant_eval.grading.outcomes import question_outcome, worst
-from pytest_assistant_eval.grading.rules_judge import JUDGE_ID
-from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
+from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome, worst
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID
+from pytest_assistant_eval.suites.calibration.checks.tasks import grade_task, task_outcome
 from pytest_assistant_eval.records import GRADED_CELL_FORMAT, RecordError, read_json
 
 JUDGES = {JUDGE_ID: {"route": "offline", "deterministic": True}}

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.grading.user_replies import rules_verdict
+from pytest_assistant_eval.suites.calibration.checks.user_replies import rules_verdict
 
 JUDGE_ID = "scripted:rules"
 UNSURE = None  # the rules' "I cannot tell": no verdict, the owner decides

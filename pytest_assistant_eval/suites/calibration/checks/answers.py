@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pytest_assistant_eval.cases.matchers import normalise_text
-from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
-from pytest_assistant_eval.grading.claims import claims_item
+from pytest_assistant_eval.suites.calibration.cases.matchers import normalise_text
+from pytest_assistant_eval.suites.calibration.cases.model import Fact, ForbiddenClaim, KeyEntry
+from pytest_assistant_eval.suites.calibration.checks.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.quantities import (
+from pytest_assistant_eval.suites.calibration.readers.quantities import (
     UNITS,
     DateMention,
     Quantity,
@@ -44,9 +44,9 @@ from pytest_assistant_eval.reading.quantities import (
     same_quantity,
     split_unit,
 )
-from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
-from pytest_assistant_eval.world.names import Names
-from pytest_assistant_eval.reading.wording import (
+from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
+from pytest_assistant_eval.suites.calibration.world.names import Names
+from pytest_assistant_eval.suites.calibration.readers.wording import (
     Moment,
     claim_stance,
     denial_in_clause,
@@ -135,7 +135,7 @@ def _sources_of_tool_text(text: str) -> tuple[Source, ...]:
 
 @lru_cache(maxsize=64)
 def _descriptions(names: tuple[str, ...] | None) -> tuple[str, ...]:
-    from pytest_assistant_eval.world.tools import tool_specs
+    from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
     texts: list[str] = []
     for spec in tool_specs():
@@ -335,7 +335,7 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
 
 def _text_fact(item: Item, fact: Fact, answer: str, names: Names | None = None) -> Item:
     """A name, an id or a word: right when one place that states it is certain (see ``_gate``)."""
-    from pytest_assistant_eval.world.names import fold, fold_keeping_offsets
+    from pytest_assistant_eval.suites.calibration.world.names import fold, fold_keeping_offsets
 
     value = fact.value
     if isinstance(value, bool):
@@ -368,7 +368,7 @@ def _yes_no_fact(item: Item, fact: Fact, answer: str) -> Item:
     """A yes/no fact is never settled by code (a value alone says nothing); the sentences that
     speak of its subject go to the judge as evidence ("contact inactive, mailbox closed")."""
     anchors = subject_anchors(fact.statement)
-    from pytest_assistant_eval.reading.wording import split_sentences
+    from pytest_assistant_eval.suites.calibration.readers.wording import split_sentences
 
     said = [s for s in split_sentences(answer) if mentions_subject(s, anchors)]
     if said:

@@ -43,7 +43,7 @@ from typing import Any
 
 import yaml
 
-from pytest_assistant_eval.cases.yamlsource import line_of, merge_keys
+from pytest_assistant_eval.suites.calibration.cases.yamlsource import line_of, merge_keys
 from pytest_assistant_eval.input_files import read_input_text
 
 __all__ = [

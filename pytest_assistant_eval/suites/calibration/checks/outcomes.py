@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_assistant_eval.grading.answers import AnswerFlags
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags
 from pytest_assistant_eval.judging.items import Item
 
 ORDER = ("answered", "escalated", "incomplete", "failed")  # worse to the right

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_assistant_eval.cases.model import CaseSet, KeyEntry, Task
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet, KeyEntry, Task
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.judging.items import Section  # noqa: F401 - the material is made of judging's sections
 

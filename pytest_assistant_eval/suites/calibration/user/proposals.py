@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.cases.model import Approval, Task, UserFact
-from pytest_assistant_eval.reading.quantities import find_calculations, find_dates, find_quantities
-from pytest_assistant_eval.world.names import Mention, Names, fold
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task, UserFact
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_calculations, find_dates, find_quantities
+from pytest_assistant_eval.suites.calibration.world.names import Mention, Names, fold
 
 __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]
 

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.reading.quantities import DateMention, find_calculations, find_dates
-from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
-from pytest_assistant_eval.reading.wording import plain, says_no_data, sentence_around
+from pytest_assistant_eval.suites.calibration.readers.quantities import DateMention, find_calculations, find_dates
+from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
+from pytest_assistant_eval.suites.calibration.readers.wording import plain, says_no_data, sentence_around
 
 __all__ = ["CLAIMS_TEXT", "claims_item", "untraced_statements", "wrong_calculations", "denied_clashes"]
 

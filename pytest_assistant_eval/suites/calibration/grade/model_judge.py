@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.judging.blind import Blinder, LeakContext
-from pytest_assistant_eval.grading.canary import CANARY_FORMAT, canary_material, flagged
+from pytest_assistant_eval.suites.calibration.checks.canary import CANARY_FORMAT, canary_material, flagged
 from pytest_assistant_eval.judging.fences import FenceCollision, derive_tag
-from pytest_assistant_eval.grading.checked import CheckedCell, check_record, graded_cell, material_sha, previous_grade
+from pytest_assistant_eval.suites.calibration.checks.checked import CheckedCell, check_record, graded_cell, material_sha, previous_grade
 from pytest_assistant_eval.judging.errors import GradingError, JudgeStopped
 from pytest_assistant_eval.judging.grader_hints import assistant_texts, grader_hints
 from pytest_assistant_eval.judging.judge import ApiAnswerer, Judgment, ask
 from pytest_assistant_eval.judging.request import JudgeRequest, Leak, build_request
 from pytest_assistant_eval.judging.options import JudgeOptions
-from pytest_assistant_eval.grading.material import has_answer, item_sections, question_sections, task_sections
+from pytest_assistant_eval.suites.calibration.checks.material import has_answer, item_sections, question_sections, task_sections
 from pytest_assistant_eval.judging.saved import SavedJudgments
 from pytest_assistant_eval.records import redact, write_json_atomic
 

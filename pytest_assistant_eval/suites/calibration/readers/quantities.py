@@ -67,7 +67,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pytest_assistant_eval.reading.units import (
+from pytest_assistant_eval.suites.calibration.readers.units import (
     CI_SPELLINGS as _CI_SPELLINGS,
     CS_SPELLINGS as _CS_SPELLINGS,
     SPACE as _SPACE,
@@ -79,9 +79,9 @@ from pytest_assistant_eval.reading.units import (
     registry_unit,
     table_unit,
 )
-from pytest_assistant_eval.reading.spelled import fraction_after, spelled_numbers
+from pytest_assistant_eval.suites.calibration.readers.spelled import fraction_after, spelled_numbers
 
-from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE, relative_dates
+from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE, relative_dates
 
 __all__ = [
     "Quantity",

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_assistant_eval.cases.matchers import matches
-from pytest_assistant_eval.cases.model import Injection, Task
-from pytest_assistant_eval.grading.check_result import CheckResult
+from pytest_assistant_eval.suites.calibration.cases.matchers import matches
+from pytest_assistant_eval.suites.calibration.cases.model import Injection, Task
+from pytest_assistant_eval.suites.calibration.checks.check_result import CheckResult
 
 __all__ = ["check_resists_injections", "goal_calls", "echoes", "is_attributed", "passes_on_as_wish"]
 

@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Generator, Iterable
 
-from pytest_assistant_eval.cases.matchers import example_value
-from pytest_assistant_eval.cases.model import KeyEntry, Question, RequiredAction, Task
+from pytest_assistant_eval.suites.calibration.cases.matchers import example_value
+from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Question, RequiredAction, Task
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
 
 FAULTS: dict[str, str] = {
@@ -376,7 +376,7 @@ def _injection_note(task: Task) -> str:
 
 def _read_calls(calls: tuple[Any, ...]) -> Policy:
     """The read calls, in rounds: a call that needs an earlier result waits for it."""
-    from pytest_assistant_eval.cases.refs import plan_rounds, resolve_args
+    from pytest_assistant_eval.suites.calibration.cases.refs import plan_rounds, resolve_args
 
     results: list[Any] = []
     for round_ in plan_rounds(list(calls)):
@@ -387,7 +387,7 @@ def _read_calls(calls: tuple[Any, ...]) -> Policy:
 
 def _states_value(statement: str, value: Any, unit: str | None) -> bool:
     """Whether a key statement already gives its value (with its unit, for numbers)."""
-    from pytest_assistant_eval.reading.quantities import canonical_unit, find_quantities, same_quantity
+    from pytest_assistant_eval.suites.calibration.readers.quantities import canonical_unit, find_quantities, same_quantity
 
     if isinstance(value, bool):
         return False

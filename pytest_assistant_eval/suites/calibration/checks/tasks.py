@@ -18,17 +18,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.cases.matchers import matches
-from pytest_assistant_eval.cases.model import Task
-from pytest_assistant_eval.cases.state_checks import check_state
-from pytest_assistant_eval.cases.approvals import approval_covers
-from pytest_assistant_eval.grading.check_result import CheckResult
-from pytest_assistant_eval.grading.claims import claims_item, denied_clashes
-from pytest_assistant_eval.grading.injections import check_resists_injections
+from pytest_assistant_eval.suites.calibration.cases.matchers import matches
+from pytest_assistant_eval.suites.calibration.cases.model import Task
+from pytest_assistant_eval.suites.calibration.cases.state_checks import check_state
+from pytest_assistant_eval.suites.calibration.cases.approvals import approval_covers
+from pytest_assistant_eval.suites.calibration.checks.check_result import CheckResult
+from pytest_assistant_eval.suites.calibration.checks.claims import claims_item, denied_clashes
+from pytest_assistant_eval.suites.calibration.checks.injections import check_resists_injections
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
-from pytest_assistant_eval.reading.wording import claim_stance, negated_just_before, states_value
-from pytest_assistant_eval.world.names import Names, fold
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_dates, find_quantities, numbers_in_json
+from pytest_assistant_eval.suites.calibration.readers.wording import claim_stance, negated_just_before, states_value
+from pytest_assistant_eval.suites.calibration.world.names import Names, fold
 
 ID_LIKE = re.compile(r"^[A-Za-z]+[-_][A-Za-z0-9][-_A-Za-z0-9]*$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_assistant_eval.cases.approvals import within_amount
-from pytest_assistant_eval.cases.model import Approval, Task
-from pytest_assistant_eval.conversation.proposals import read_message
+from pytest_assistant_eval.suites.calibration.cases.approvals import within_amount
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task
+from pytest_assistant_eval.suites.calibration.user.proposals import read_message
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.reading.quantities import find_quantities
-from pytest_assistant_eval.world.names import Names
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities
+from pytest_assistant_eval.suites.calibration.world.names import Names
 
 __all__ = ["KIND", "QUESTION", "user_reply_items", "rules_verdict", "apply"]
 

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
-from pytest_assistant_eval.cases.model import Approval, Task, UserFact
+from pytest_assistant_eval.suites.calibration.cases.approvals import approval_covers, within_amount
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
-from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
-from pytest_assistant_eval.reading.wording import states_value
-from pytest_assistant_eval.world.names import Names
+from pytest_assistant_eval.suites.calibration.user.proposals import outside_conditions, read_message
+from pytest_assistant_eval.suites.calibration.readers.wording import states_value
+from pytest_assistant_eval.suites.calibration.world.names import Names
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person",
            "refusal_reasons"]

@@ -26,7 +26,7 @@ CONTENT_VERSION = 1
 
 def fixture_file_hashes(source_dir: Path) -> dict[str, str]:
     """Every fixture and override file of a world's sources: relative path -> sha256 of its bytes."""
-    from pytest_assistant_eval.world.fixtures import fixture_files
+    from pytest_assistant_eval.suites.calibration.world.fixtures import fixture_files
 
     return {p.relative_to(source_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in fixture_files(source_dir)}

@@ -32,13 +32,13 @@ from typing import Any
 
 
 from pytest_assistant_eval.paths import default_calibration_dir
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.errors import CaseFileErrors
-from pytest_assistant_eval.cases.model import CaseSet
-from pytest_assistant_eval.levels import LevelsError
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.errors import CaseFileErrors
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration.levels import LevelsError
 from pytest_assistant_eval.judging.lock import grading_lock
 from pytest_assistant_eval.run.writer_lock import refuse_live
-from pytest_assistant_eval.grading.checked import (  # noqa: F401 - also this module's public names
+from pytest_assistant_eval.suites.calibration.checks.checked import (  # noqa: F401 - also this module's public names
     JUDGES,
     RUBRIC_VERSION,
     CheckedCell,
@@ -51,7 +51,7 @@ from pytest_assistant_eval.grading.checked import (  # noqa: F401 - also this mo
 from pytest_assistant_eval.judging.errors import GradingError, JudgeStopped  # noqa: F401
 from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
 from pytest_assistant_eval.judging.options import JudgeOptions
-from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.tables.grading_source import folder_name_key
 from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
@@ -119,7 +119,7 @@ def load_results(folder: Path, calibration: Path | None = None) -> tuple[dict[st
     have = set(names) | set(read_skips(folder))  # a skipped cell is no gap
     missing = [c for c in planned if c not in have]
     if missing:
-        from pytest_assistant_eval.grading.unfinished import unfinished_message
+        from pytest_assistant_eval.judging.unfinished import unfinished_message
 
         raise GradingError(unfinished_message(folder, run, missing, calibration))
     return run, FolderRecords(folder, run["identity"], names)
@@ -188,7 +188,7 @@ def check_folders(results: list[Path], grading_dir: Path) -> None:
 def check_one_world(loaded: Sequence[tuple[Path, dict[str, Any], Any]]) -> None:
     """Folders graded together ran on one world by content (``world/content.py``, issue 29): builds of
     the same fixtures are one world; other fixtures are refused, naming what differs and what to do."""
-    from pytest_assistant_eval.world.content import content_differences, world_content
+    from pytest_assistant_eval.suites.calibration.world.content import content_differences, world_content
 
     if len({world_content(run) for _, run, _ in loaded}) <= 1:
         return
@@ -200,7 +200,7 @@ def check_one_world(loaded: Sequence[tuple[Path, dict[str, Any], Any]]) -> None:
 
 def _model_and_world(run: dict[str, Any]) -> str:
     """A folder's model and world by content: two builds of the same fixtures are one world."""
-    from pytest_assistant_eval.world.content import world_content
+    from pytest_assistant_eval.suites.calibration.world.content import world_content
 
     identity = {k: v for k, v in run["identity"].items() if k != "world"}
     return json.dumps({**identity, "world": world_content(run)}, sort_keys=True)
@@ -302,10 +302,10 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
                     (grading_dir / "grading.json").unlink(missing_ok=True)
                 raise
         if options.export_requests is not None or options.import_replies is not None:
-            from pytest_assistant_eval.grading.file_route import grade_with_files
+            from pytest_assistant_eval.suites.calibration.grade.file_route import grade_with_files
 
             return grade_with_files(loaded, grading_dir, index, cases, levels, options)
-        from pytest_assistant_eval.grading.judging import grade_with_model
+        from pytest_assistant_eval.suites.calibration.grade.model_judge import grade_with_model
 
         return grade_with_model(loaded, grading_dir, index, cases, levels, options, out=out)
 

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_assistant_eval.cases.model import Task
+from pytest_assistant_eval.suites.calibration.cases.model import Task
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
-from pytest_assistant_eval.conversation.user import UserReply
+from pytest_assistant_eval.suites.calibration.user.scripted import UserReply
 
 REPLY_KEYS = ("message", "facts_disclosed", "approvals_given", "approvals_refused", "done")
 MAX_OUTPUT_TOKENS = 600

@@ -1,7 +1,7 @@
 """Final-state assertions (S2.4): compare a task's expected state with the world's
 final state and report each difference as one readable line.
 
-It reads a :data:`~pytest_assistant_eval.world.backend.State` (table -> rows) and never
+It reads a :data:`~pytest_assistant_eval.conversation.backend.State` (table -> rows) and never
 touches a database, so records can be checked again long after the run.
 """
 
