@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pytest_assistant_eval.providers.redact import redact
-from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.redact import redact
+from pytest_assistant_eval.secret import Secret, Secrets
 
 # C0 and C1 controls, DEL, line and paragraph separators, bidi marks, overrides and isolates.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

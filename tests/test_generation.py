@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_assistant_eval.cli import main as cli_main
 from pytest_assistant_eval.providers.generation import GenerationError, parse_settings, provider_options
-from pytest_assistant_eval.run.planning import UsageError, parse_models
+from pytest_assistant_eval.suites.plan import UsageError, parse_models
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from tests.provider_runs_helpers import console, records, run_eval
 from tests.reference_fake import ReferenceOpenAIFake

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from pytest_assistant_eval.providers.secret import Secret
+from pytest_assistant_eval.secret import Secret
 from pytest_assistant_eval.records import RecordError, read_json, redact, redact_data, write_json_atomic
 
 

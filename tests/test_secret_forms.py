@@ -13,8 +13,8 @@ import urllib.parse
 import pytest
 from hypothesis import given, strategies as st
 
-from pytest_assistant_eval.providers.redact import redact
-from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.redact import redact
+from pytest_assistant_eval.secret import Secret, Secrets
 from pytest_assistant_eval.records import redact_data
 from tests.secret_scan import key_forms, leaked_pieces
 

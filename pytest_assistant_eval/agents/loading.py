@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pytest_assistant_eval.run.planning import UsageError
+from pytest_assistant_eval.suites.plan import UsageError
 
 __all__ = ["load_factory", "check_factory", "last_line"]
 

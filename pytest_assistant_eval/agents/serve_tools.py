@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _prepared(world: Path, calibration: Path, case: str, level: str) -> Any:
-    from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError
+    from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError
     from pytest_assistant_eval.suites import make_suite
 
     spec = ModelSpec("agent", "serve_tools:served")
@@ -55,7 +55,7 @@ def serve_tools_command(args: argparse.Namespace) -> int:
     from pytest_assistant_eval.conversation.loop import Conversation
     from pytest_assistant_eval.records import write_json_atomic
     from pytest_assistant_eval.run.cell_checkpoints import now
-    from pytest_assistant_eval.run.planning import UsageError
+    from pytest_assistant_eval.suites.plan import UsageError
     from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
 
     try:

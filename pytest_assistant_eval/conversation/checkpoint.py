@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.providers.secret import Secrets
-from pytest_assistant_eval.providers.redact import KEY_MARK, redact_keys  # noqa: F401 - KEY_MARK re-exported
+from pytest_assistant_eval.secret import Secrets
+from pytest_assistant_eval.redact import KEY_MARK, redact_keys  # noqa: F401 - KEY_MARK re-exported
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"

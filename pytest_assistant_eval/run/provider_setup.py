@@ -16,11 +16,11 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, check_route, results_dir
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
 from pytest_assistant_eval.providers.generation import provider_options
 from pytest_assistant_eval.suites.calibration.reference import make_scripted
-from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.secret import Secret, Secrets
 
 __all__ = ["Providers", "USER_LABEL", "clock", "today", "retry_extra", "take_attempts"]
 
@@ -181,7 +181,7 @@ class Providers:
         if key not in self.probes:
             from pytest_assistant_eval.providers.ollama import applicable, probe
             from pytest_assistant_eval.providers.presets import resolve_base_url
-            from pytest_assistant_eval.run.usage import update_run_entry
+            from pytest_assistant_eval.results.usage import update_run_entry
 
             try:
                 found = probe(resolve_base_url(spec.preset, spec.base_url), spec.model, num_ctx)
@@ -229,7 +229,7 @@ class Providers:
         """Add this process's usage not yet added to each model's run.json (the user model's once, in the
         first folder). Called as the usage grows (before each request, after each cell) and at the end, so
         a killed run's run.json holds what it spent up to its last request (issue 31 G)."""
-        from pytest_assistant_eval.run.usage import COUNTS
+        from pytest_assistant_eval.results.usage import COUNTS
 
         current = self.usage(label)
         flushed = self._flushed
@@ -242,7 +242,7 @@ class Providers:
         if not usage:
             return
         flushed.update({k: dict(v) for k, v in current.items()})
-        from pytest_assistant_eval.run.usage import add_usage
+        from pytest_assistant_eval.results.usage import add_usage
 
         for index, spec in enumerate(self.models.values()):
             mine = {k: v for k, v in usage.items() if k == f"{spec.preset}:{spec.model}"}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.http import iter_sse, parse_arguments, parse_duration
 from pytest_assistant_eval.providers.presets import make_provider
-from pytest_assistant_eval.providers.redact import redact
-from pytest_assistant_eval.providers.secret import Secret
+from pytest_assistant_eval.redact import redact
+from pytest_assistant_eval.secret import Secret
 
 plain = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>\r\n"), max_size=80)
 
