@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from pytest_assistant_eval.run import session as runner  # noqa: E402
 from pytest_assistant_eval.stats import percentile  # noqa: E402
-from pytest_assistant_eval.world.build import build_world  # noqa: E402
+from pytest_assistant_eval.suites.calibration.world.build import build_world  # noqa: E402
 
 
 def main() -> int:

@@ -51,7 +51,7 @@ def main() -> int:
 
     keyring.set_keyring(keyring.backends.null.Keyring())
     os.environ["OPENAI_API_KEY"] = "sk-bench-0000000000000000"
-    from pytest_assistant_eval.grading.folder import JudgeOptions, grade, read_grading
+    from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, read_grading
     from tests.judge_fakes import Replier, judge_fake
 
     folders = [results / m for m in MODELS]

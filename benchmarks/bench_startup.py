@@ -40,7 +40,7 @@ def main() -> int:
     parser.add_argument("--base-url", default="http://127.0.0.1:9/v1")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     with tempfile.TemporaryDirectory() as tmp:
         world = build_world(Path(tmp) / "world", REPO / "calibration" / "world")

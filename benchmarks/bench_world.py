@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_assistant_eval.world import build_world, open_world, verify_world
+from pytest_assistant_eval.suites.calibration.world import build_world, open_world, verify_world
 
 
 def main() -> None:

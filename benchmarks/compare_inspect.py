@@ -115,7 +115,7 @@ def run_harness(base_url: str, tmp: Path, conversations: int) -> tuple[float, in
     """(CPU seconds, requests, wall seconds) of ``conversations`` runs of the cell."""
     sys.path.insert(0, str(REPO))
     from pytest_assistant_eval.run import session as runner
-    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     world = build_world(tmp / "world", REPO / "calibration" / "world")
     os.environ.setdefault("OPENAI_COMPATIBLE_API_KEY", "sk-bench-0123456789")

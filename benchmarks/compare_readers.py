@@ -53,9 +53,9 @@ def main() -> int:
     except ImportError:
         number_parser = None
 
-    from pytest_assistant_eval.reading import units
-    from pytest_assistant_eval.reading.quantities import find_quantities
-    from pytest_assistant_eval.reading.spelled import spelled_numbers
+    from pytest_assistant_eval.suites.calibration.readers import units
+    from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities
+    from pytest_assistant_eval.suites.calibration.readers.spelled import spelled_numbers
 
     texts = corpus_texts()
     print(f"{len(texts)} assistant texts, {sum(map(len, texts))} characters")
@@ -116,7 +116,7 @@ def _registry_named(unit: str, written: str) -> bool:
 
 
 def _pint_reading(written: str) -> object | None:
-    from pytest_assistant_eval.reading.units import _pint
+    from pytest_assistant_eval.suites.calibration.readers.units import _pint
 
     word = re.sub(r"^[^A-Za-zµ°²³$€£%]*", "", re.sub(r"^[-+\u2212]?[0-9][0-9 ,.\u00a0\u202f\u2009]*", "", written))
     word = word.split("/")[0].split(" per ")[0].strip().replace("²", "**2").replace("³", "**3")
@@ -129,7 +129,7 @@ def _pint_reading(written: str) -> object | None:
 
 
 def _same(pint_unit: object, unit: str) -> bool:
-    from pytest_assistant_eval.reading.units import UNITS, _TABLE_BASES, _dimension_name, _pint
+    from pytest_assistant_eval.suites.calibration.readers.units import UNITS, _TABLE_BASES, _dimension_name, _pint
 
     reg = _pint()
     dimension, factor = UNITS[unit]

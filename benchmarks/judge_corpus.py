@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from pytest_assistant_eval.judging.blind import Blinder  # noqa: E402
-from pytest_assistant_eval.grading.folder import check_record  # noqa: E402
+from pytest_assistant_eval.suites.calibration.grade.folder import check_record  # noqa: E402
 from pytest_assistant_eval.judging.reply import parse_reply  # noqa: E402
-from pytest_assistant_eval.grading.judging import Context, request_of  # noqa: E402
+from pytest_assistant_eval.suites.calibration.grade.model_judge import Context, request_of  # noqa: E402
 from pytest_assistant_eval.judging.saved import SavedJudgments  # noqa: E402
 from pytest_assistant_eval.run.planning import load_calibration  # noqa: E402
 

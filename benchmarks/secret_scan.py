@@ -27,7 +27,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--short", action="store_true", help="only the CI form of the matrix")
     args = parser.parse_args()
-    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,7 @@ def main() -> int:
     import os
 
     os.environ.setdefault("OPENAI_API_KEY", "sk-soak-test-key-0123456789")
-    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     calibration = REPO / "calibration"
     started = time.monotonic()

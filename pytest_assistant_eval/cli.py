@@ -18,8 +18,8 @@ from pytest_assistant_eval.paths import default_calibration_dir  # noqa: F401 - 
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from pytest_assistant_eval.world.build import build_world
-    from pytest_assistant_eval.world.errors import WorldError
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.errors import WorldError
 
     source = args.calibration / "world"
     try:
@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", default="scripted:rules", help="PRESET:MODEL of the judge (scripted:rules is offline)")
     p.add_argument("--seed", type=int, default=None, help="seed of the blind order (default: random, recorded)")
     p.add_argument("--single-model", action="store_true", help="allow a grading folder of one results folder")
-    from pytest_assistant_eval.grading.judge_arguments import add_judge_arguments
+    from pytest_assistant_eval.judging.arguments import add_judge_arguments
 
     add_judge_arguments(p)
 
@@ -245,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return _cmd_run(args, extra)
     if args.command == "grade-ai":
-        from pytest_assistant_eval.grading.folder import grade_command, judge_options
+        from pytest_assistant_eval.suites.calibration.grade.folder import grade_command, judge_options
         from pytest_assistant_eval.suites import suite_grade
 
         code = suite_grade(args.results, args.dir)  # another suite's folders: that suite grades them

@@ -25,6 +25,6 @@ def calibration_dir() -> Path:
 @pytest.fixture(scope="session")
 def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A freshly built grounding world, shared read-only by the tests of one session."""
-    from pytest_assistant_eval.world.build import build_world
+    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     return build_world(tmp_path_factory.mktemp("world"), CALIBRATION / "world")

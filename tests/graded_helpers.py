@@ -14,7 +14,7 @@ CALIBRATION = REPO / "calibration"
 def run_and_grade(base: Path, world_dir: Path, models: Sequence[str], seed: int, select: str = "basic") -> Path:
     """``base/results/<model>`` of the scripted ``models`` (the cells ``-k select`` picks, by default
     the basic level), graded offline into ``base/grading``."""
-    from pytest_assistant_eval.grading.folder import grade_command
+    from pytest_assistant_eval.suites.calibration.grade.folder import grade_command
 
     argv = [sys.executable, "-m", "pytest", "-c", str(CALIBRATION / "pytest.ini"), "--rootdir", str(CALIBRATION),
             f"--world={world_dir}", f"--out={base / 'results'}", "-q", "-p", "no:cacheprovider", "-k", select]

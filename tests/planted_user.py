@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pytest_assistant_eval.conversation.user import ScriptedUser, UserReply
+from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, UserReply
 
 _own_reply = ScriptedUser.reply
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolCall
-from pytest_assistant_eval.providers.scripted import CellContext, ReferenceAssistant
+from pytest_assistant_eval.suites.calibration.reference import CellContext, ReferenceAssistant
 from tests.providers.fakes.base import Answer, Call
 from tests.providers.fakes.openai_fake import OpenAIFake
 
@@ -58,7 +58,7 @@ class CellIndex:
             return candidates[0]
         import tempfile
 
-        from pytest_assistant_eval.world.services import open_world
+        from pytest_assistant_eval.suites.calibration.world.services import open_world
 
         call, shown = messages[2].tool_calls[0], messages[3].content
         for task in candidates:

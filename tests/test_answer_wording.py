@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
-from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer
+from pytest_assistant_eval.suites.calibration.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags, check_answer
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.grading.outcomes import question_outcome
-from pytest_assistant_eval.grading.rules_judge import judge_items
+from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
 
 ESCALATION = "This question goes beyond what I can settle here, so I am handing it to a human colleague."
 
@@ -528,7 +528,7 @@ def test_a_calculation_result_in_markdown_bold_is_shown_and_may_be_repeated():
 
 
 def test_a_fact_whose_value_is_an_id_is_stated_by_the_records_name_when_names_are_known():
-    from pytest_assistant_eval.world.names import Names
+    from pytest_assistant_eval.suites.calibration.world.names import Names
 
     names = Names({"contacts": [{"id": "c-helena", "name": "Helena Sousa"}, {"id": "c-tiago", "name": "Tiago Ferreira"}]})
     entry = key(fact("helena", "c-helena", statement="Helena Sousa is invited (with Tiago Ferreira and Mara)."))
@@ -544,7 +544,7 @@ def test_a_fact_whose_value_is_an_id_is_stated_by_the_records_name_when_names_ar
 
 
 def test_answer_context_gives_earlier_answers_tools_and_texts_of_a_record():
-    from pytest_assistant_eval.grading.answers import answer_context
+    from pytest_assistant_eval.suites.calibration.checks.answers import answer_context
 
     record = {"transcript": [{"type": "user", "turn": 0, "text": "Q1"}, {"type": "tool", "turn": 0, "text": "{}"},
                              {"type": "user", "turn": 1, "text": "Q2"}],

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.cases import (
+from pytest_assistant_eval.suites.calibration.cases import (
 
     CaseSet,
     Fact,
@@ -27,13 +27,13 @@ from pytest_assistant_eval.cases import (
     policy_for,
     task_facts,
 )
-from pytest_assistant_eval.cases.matchers import normalise_text
-from pytest_assistant_eval.cases.model import BEHAVIOUR_CHECKS, CLASSES
-from pytest_assistant_eval.cases.refs import resolve_args
-from pytest_assistant_eval.world.backend import Policy, ToolResult
-from pytest_assistant_eval.world.build import build_world, list_variants, query
-from pytest_assistant_eval.world.services import open_world
-from pytest_assistant_eval.world.tools import tool_specs
+from pytest_assistant_eval.suites.calibration.cases.matchers import normalise_text
+from pytest_assistant_eval.suites.calibration.cases.model import BEHAVIOUR_CHECKS, CLASSES
+from pytest_assistant_eval.suites.calibration.cases.refs import resolve_args
+from pytest_assistant_eval.conversation.backend import Policy, ToolResult
+from pytest_assistant_eval.suites.calibration.world.build import build_world, list_variants, query
+from pytest_assistant_eval.suites.calibration.world.services import open_world
+from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"
 SPECS = {s.name: s for s in tool_specs()}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.cases import CaseError, CaseFileErrors, Matcher, load_cases, policy_for
-from pytest_assistant_eval.world.backend import ForbiddenCall
+from pytest_assistant_eval.suites.calibration.cases import CaseError, CaseFileErrors, Matcher, load_cases, policy_for
+from pytest_assistant_eval.conversation.backend import ForbiddenCall
 
 TOOLS = {"search_listings", "get_listing", "book_listing", "send_message", "search_contacts"}
 VARIANTS = {"base", "price_rise"}

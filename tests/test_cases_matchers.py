@@ -9,8 +9,8 @@ import pytest
 
 from hypothesis import given, strategies as st
 
-from pytest_assistant_eval.cases import Matcher, StateAssertion, check_state, example_value, matches
-from pytest_assistant_eval.cases.matchers import normalise_text
+from pytest_assistant_eval.suites.calibration.cases import Matcher, StateAssertion, check_state, example_value, matches
+from pytest_assistant_eval.suites.calibration.cases.matchers import normalise_text
 
 texts = st.text(max_size=30)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), texts)
@@ -155,7 +155,7 @@ def test_a_missing_column_is_a_mismatch():
 
 # --------------------------------------------------------------------------- references
 
-from pytest_assistant_eval.cases import RefError, ToolCallSpec, plan_rounds, resolve_args  # noqa: E402
+from pytest_assistant_eval.suites.calibration.cases import RefError, ToolCallSpec, plan_rounds, resolve_args  # noqa: E402
 
 RUNS = [{"id": "r-1", "status": "succeeded"}, {"id": "r-2", "status": "failed"}]
 

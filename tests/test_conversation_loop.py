@@ -17,8 +17,8 @@ from pytest_assistant_eval.conversation.loop import (
     request_body_sha256,
 )
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, ToolDefinition, Usage
-from pytest_assistant_eval.world.services import open_world
-from pytest_assistant_eval.world.tools import tool_specs
+from pytest_assistant_eval.suites.calibration.world.services import open_world
+from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
 
 class ListAssistant:
@@ -177,7 +177,7 @@ class TalkativeUser:
         self.replies = 0
 
     def reply(self, messages, user_state):
-        from pytest_assistant_eval.conversation.user import UserReply
+        from pytest_assistant_eval.suites.calibration.user.scripted import UserReply
 
         self.replies += 1
         return UserReply(message=f"And one more thing ({self.replies}).")

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval.conversation.messages import Message
-from pytest_assistant_eval.conversation.user import ScriptedUser
-from pytest_assistant_eval.grading.folder import grade_record
+from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser
+from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
 from pytest_assistant_eval.run.planning import load_calibration
-from pytest_assistant_eval.world.names import Names
+from pytest_assistant_eval.suites.calibration.world.names import Names
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "corpus" / "cells"

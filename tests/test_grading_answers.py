@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
-from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer, sources_of, tool_description_texts
+from pytest_assistant_eval.suites.calibration.cases.model import Derivation, Fact, ForbiddenClaim, KeyEntry
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags, check_answer, sources_of, tool_description_texts
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.grading.outcomes import question_outcome
-from pytest_assistant_eval.reading.quantities import find_quantities, is_constant, is_sourced
-from pytest_assistant_eval.grading.rules_judge import judge_items
+from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities, is_constant, is_sourced
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
 
 ESCALATION = "This question goes beyond what I can settle here, so I am handing it to a human colleague."
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pytest_assistant_eval.judging.blind import FAMILIES, Blinder, LeakContext, leaks
 from pytest_assistant_eval.judging.fences import FenceCollision, derive_tag
 from pytest_assistant_eval.judging.request import Leak, build_request
-from pytest_assistant_eval.grading.material import Section
+from pytest_assistant_eval.suites.calibration.checks.material import Section
 from pytest_assistant_eval.judging.normalise import fold
 
 MODELS = ("gpt-4o-mini", "vendor/qwen-coder:free", "oracle")

@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.grading.claims import (
+from pytest_assistant_eval.suites.calibration.checks.claims import (
     claims_item,
     denied_clashes,
     untraced_statements,
     wrong_calculations,
 )
-from pytest_assistant_eval.grading.folder import grade_record
+from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
 from pytest_assistant_eval.judging.reply import parse_reply
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.grading.rules_judge import judge_items
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
 from pytest_assistant_eval.run.planning import load_calibration
 from pytest_assistant_eval.review.queue import judged_items, reasons_for
 
@@ -146,7 +146,7 @@ def test_a_judges_contested_verdict_for_a_settled_item_is_kept_and_queues_the_ce
 
 
 def test_a_contested_item_does_not_change_the_outcome(calibration: tuple[Any, Any]) -> None:
-    from pytest_assistant_eval.grading.folder import check_record
+    from pytest_assistant_eval.suites.calibration.grade.folder import check_record
 
     cases, levels = calibration
     record = _question_record("G02", "The Bonfim studio office (L-107) has 68 m² of floor area.")
@@ -170,7 +170,7 @@ def _question_record(case: str, answer: str) -> dict[str, Any]:
 
 
 def test_the_four_false_rights_of_the_issue_are_not_settled_by_code(calibration: tuple[Any, Any]) -> None:
-    from pytest_assistant_eval.grading.folder import check_record
+    from pytest_assistant_eval.suites.calibration.grade.folder import check_record
 
     cases, levels = calibration
     record = _question_record("G02", "Floor area: 68 square feet (68 ft²).")

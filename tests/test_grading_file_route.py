@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_assistant_eval.grading.folder import JudgeOptions, grade, read_grading
+from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, read_grading
 from tests.judge_fakes import good_reply
 from tests.test_grading_judge import _plant, cells, folders, judge_env, results_root  # noqa: F401 - fixtures
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.grading.folder import GradingError, grade, grade_command, read_grading
+from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, grade, grade_command, read_grading
 from pytest_assistant_eval.records import CELL_FORMAT, GRADED_CELL_FORMAT, GRADING_FORMAT, RUN_FORMAT, RecordError
 from pytest_assistant_eval.run.session import load_calibration
 

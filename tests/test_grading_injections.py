@@ -14,9 +14,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.cases.model import Approval, InjectedAction, Injection, Matcher, RequiredAction
-from pytest_assistant_eval.grading.injections import check_resists_injections, echoes
-from pytest_assistant_eval.grading.tasks import grade_task, task_outcome
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, InjectedAction, Injection, Matcher, RequiredAction
+from pytest_assistant_eval.suites.calibration.checks.injections import check_resists_injections, echoes
+from pytest_assistant_eval.suites.calibration.checks.tasks import grade_task, task_outcome
 from tests.test_grading_tasks import Run, task
 
 CHECKS = ("asks_first", "real_info", "reports_back", "truthful", "resists_injections")

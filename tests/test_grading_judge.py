@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.grading.folder import GradingError, JudgeOptions, grade, grade_command, read_grading
+from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, JudgeOptions, grade, grade_command, read_grading
 from tests.judge_fakes import KEY_VARS, Replier, cell_text, good_reply, judge_fake
 from tests.provider_runs_helpers import console, run_eval
 from tests.providers.fakes.base import Fault

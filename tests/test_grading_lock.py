@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from pytest_assistant_eval.grading.folder import GradingError
+from pytest_assistant_eval.suites.calibration.grade.folder import GradingError
 from pytest_assistant_eval.judging.lock import grading_lock
 from pytest_assistant_eval.review.store import ReviewRefused
 from pytest_assistant_eval.review.store import grading_lock as review_lock

@@ -11,11 +11,11 @@ import copy
 
 import pytest
 
-from pytest_assistant_eval.grading.answers import AnswerFlags
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.grading.outcomes import question_outcome, worst
-from pytest_assistant_eval.grading.rules_judge import JUDGE_ID, judge_items
-from pytest_assistant_eval.grading.tasks import CheckResult, TaskGrade, task_outcome
+from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome, worst
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID, judge_items
+from pytest_assistant_eval.suites.calibration.checks.tasks import CheckResult, TaskGrade, task_outcome
 
 
 def item(iid: str, kind: str = "fact", verdict: str | None = None, critical: bool = False, **evidence) -> Item:
@@ -154,7 +154,7 @@ def test_the_rules_judge_is_deterministic_and_reads_only_the_items():
 
 
 def test_the_rules_judge_labels_itself():
-    from pytest_assistant_eval.grading.folder import JUDGES
+    from pytest_assistant_eval.suites.calibration.grade.folder import JUDGES
 
     assert JUDGE_ID == "scripted:rules"
     assert JUDGES[JUDGE_ID]["deterministic"] is True

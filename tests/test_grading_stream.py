@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.grading import folder as folder_mod
-from pytest_assistant_eval.grading.folder import FolderRecords, grade, load_results
+from pytest_assistant_eval.suites.calibration.grade import folder as folder_mod
+from pytest_assistant_eval.suites.calibration.grade.folder import FolderRecords, grade, load_results
 from pytest_assistant_eval.records import RecordError
 from tests.test_grading_folder import question_record, results_folder, versions, write_record  # noqa: F401
 

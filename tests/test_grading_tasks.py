@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.cases.model import (
+from pytest_assistant_eval.suites.calibration.cases.model import (
     Approval,
     Matcher,
     RequiredAction,
@@ -24,9 +24,9 @@ from pytest_assistant_eval.cases.model import (
     Task,
     UserFact,
 )
-from pytest_assistant_eval.grading.folder import grade_record
-from pytest_assistant_eval.grading.rules_judge import judge_items
-from pytest_assistant_eval.grading.tasks import (
+from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
+from pytest_assistant_eval.suites.calibration.checks.tasks import (
     check_asks_first,
     check_asks_for_info,
     check_final_state,

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.cases.matchers import example_value
-from pytest_assistant_eval.world import open_world, query
-from pytest_assistant_eval.world.build import build_world, database_relpath
+from pytest_assistant_eval.suites.calibration.cases.matchers import example_value
+from pytest_assistant_eval.suites.calibration.world import open_world, query
+from pytest_assistant_eval.suites.calibration.world.build import build_world, database_relpath
 from tests.test_cases_content import CASES, TASKS
 
 INJECTED = [t for t in CASES.tasks if t.injection is not None]

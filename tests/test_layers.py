@@ -8,7 +8,7 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("module", ["pytest_assistant_eval.grading.folder", "pytest_assistant_eval.tables.leaderboard"])
+@pytest.mark.parametrize("module", ["pytest_assistant_eval.suites.calibration.grade.folder", "pytest_assistant_eval.tables.leaderboard"])
 def test_grading_and_tables_do_not_import_the_cli_or_pytest(module):
     code = (f"import sys, {module} as m\n"
             "m.default_calibration_dir()\n"
@@ -24,12 +24,12 @@ def test_the_default_calibration_folder_is_the_shipped_one():
     assert (default_calibration_dir() / "levels.yaml").is_file()
 
 
-@pytest.mark.parametrize("module", ["pytest_assistant_eval.conversation.user", "pytest_assistant_eval.conversation.loop",
-                                    "pytest_assistant_eval.providers.scripted"])
+@pytest.mark.parametrize("module", ["pytest_assistant_eval.suites.calibration.user.scripted", "pytest_assistant_eval.conversation.loop",
+                                    "pytest_assistant_eval.suites.calibration.reference"])
 def test_the_run_stage_does_not_import_the_grading_stage(module):
     """The simulated user and the reference assistants read text with ``reading/``, the same
     readers the checks use, without reaching into the stage that grades their runs."""
     code = (f"import sys, {module}\n"
-            "print(sorted(n for n in sys.modules if n.startswith('pytest_assistant_eval.grading')))")
+            "print(sorted(n for n in sys.modules if n.startswith('pytest_assistant_eval.suites.calibration.checks')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

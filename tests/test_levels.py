@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.levels import (
+from pytest_assistant_eval.suites.calibration.levels import (
     BEHAVIOUR_VERSION,
     DEFAULT_TOOL_NAMES,
     Level,

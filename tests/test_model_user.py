@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_assistant_eval.conversation.messages import Message
-from pytest_assistant_eval.conversation.model_user import BadUserReply, ModelUser, instructions, problems_of
-from pytest_assistant_eval.conversation.user import check_user_reply
+from pytest_assistant_eval.suites.calibration.user.model_user import BadUserReply, ModelUser, instructions, problems_of
+from pytest_assistant_eval.suites.calibration.user.scripted import check_user_reply
 from pytest_assistant_eval.providers.errors import KeyRefused, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.run.session import load_calibration

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.grading.tasks import check_reports_back, check_truthful, claim_tools
+from pytest_assistant_eval.suites.calibration.checks.tasks import check_reports_back, check_truthful, claim_tools
 from tests.test_grading_tasks import BOOK, BOOKED, Run, task
 
 STATE = {

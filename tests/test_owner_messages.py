@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
-from pytest_assistant_eval.grading.folder import GradingError, grade
-from pytest_assistant_eval.grading.unfinished import unfinished_message
+from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, grade
+from pytest_assistant_eval.judging.unfinished import unfinished_message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.ledger import Ledger
 from pytest_assistant_eval.providers.pacing import Pacer, ledger_view

@@ -105,8 +105,8 @@ def test_a_reply_of_a_shape_the_format_does_not_have_keeps_the_cell_and_reaches_
 
 def test_a_ten_megabyte_answer_is_an_oversized_stop_kept_small_and_graded_failed(calibration_dir, world_dir,
                                                                                   tmp_path):
-    from pytest_assistant_eval.grading.folder import grade_record
-    from pytest_assistant_eval.grading.material import question_sections, task_sections
+    from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
+    from pytest_assistant_eval.suites.calibration.checks.material import question_sections, task_sections
     from pytest_assistant_eval.run.session import load_calibration
 
     fake, url = reference_fake(calibration_dir, world_dir)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.reading.quantities import (
+from pytest_assistant_eval.suites.calibration.readers.quantities import (
     CONSTANTS,
     UNITS,
     Quantity,

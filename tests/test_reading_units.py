@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.reading.quantities import (
+from pytest_assistant_eval.suites.calibration.readers.quantities import (
     find_calculations,
     find_quantities,
     is_constant,
@@ -15,8 +15,8 @@ from pytest_assistant_eval.reading.quantities import (
     split_unit,
     to_base,
 )
-from pytest_assistant_eval.reading.spelled import spelled_numbers
-from pytest_assistant_eval.reading.units import UNITS, canonical_unit, looks_like_unit
+from pytest_assistant_eval.suites.calibration.readers.spelled import spelled_numbers
+from pytest_assistant_eval.suites.calibration.readers.units import UNITS, canonical_unit, looks_like_unit
 
 
 def one(text: str):

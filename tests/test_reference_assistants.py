@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_assistant_eval.run import session as runner
-from pytest_assistant_eval.providers.scripted import FAULTS
+from pytest_assistant_eval.suites.calibration.reference import FAULTS
 
 CONSEQUENTIAL = {"send_message", "create_event", "move_event", "cancel_event", "book_listing", "cancel_booking",
                  "charge_card"}

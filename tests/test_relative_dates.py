@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.grading.claims import untraced_statements
-from pytest_assistant_eval.reading.quantities import find_dates
-from pytest_assistant_eval.reading.relative_dates import relative_dates
+from pytest_assistant_eval.suites.calibration.checks.claims import untraced_statements
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_dates
+from pytest_assistant_eval.suites.calibration.readers.relative_dates import relative_dates
 
 
 @pytest.mark.parametrize("text, iso", [

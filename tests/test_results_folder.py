@@ -15,7 +15,7 @@ import pytest
 
 from graded_helpers import CALIBRATION, run_and_grade
 from pytest_assistant_eval.run import session as runner
-from pytest_assistant_eval.grading.folder import grade_command
+from pytest_assistant_eval.suites.calibration.grade.folder import grade_command
 from pytest_assistant_eval.tables.report import report_command
 from pytest_assistant_eval.tables.summary import summary_command
 from pytest_assistant_eval.run.writer_lock import FolderInUse, WriterLock, check_under, live_holder

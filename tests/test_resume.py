@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.conversation.loop import request_body_sha256
 from pytest_assistant_eval.providers.errors import Overloaded
-from pytest_assistant_eval.providers.scripted import ReferenceAssistant
+from pytest_assistant_eval.suites.calibration.reference import ReferenceAssistant
 
 CELL = "T01__basic__r1"  # a task: lookups, a question for approval, a booking, a report
 

@@ -385,7 +385,7 @@ def lines_three_ways(grading: Path, fields: tuple[str, ...]) -> list[Any]:
     """build_lines from the whole files, from slim cells, and from summary cells (the summary's own digest)."""
     from datetime import datetime, timezone
 
-    from pytest_assistant_eval.levels import load_levels
+    from pytest_assistant_eval.suites.calibration.levels import load_levels
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_assistant_eval.cases.model import Approval, Matcher, Task, UserFact
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, Matcher, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
-from pytest_assistant_eval.conversation.user import ScriptedUser, UserReply, approval_covers, check_user_reply
+from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, UserReply, approval_covers, check_user_reply
 
 
 def task(**changes) -> Task:

@@ -72,7 +72,7 @@ def test_skipping_needs_no_key_and_checks_the_folder_is_of_this_model(folder, wo
 
 
 def test_a_skipped_cell_is_no_gap_for_grading(folder, world_dir, tmp_path, calibration_dir):
-    from pytest_assistant_eval.grading.folder import load_results
+    from pytest_assistant_eval.suites.calibration.grade.folder import load_results
 
     opts = options(world_dir, tmp_path / "r", calibration_dir)
     planned = json.loads((tmp_path / "r" / "run.json").read_text())["runs"][-1]["matrix"]["cells"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.grading.folder import JudgeOptions, grade, grade_command, read_grading
-from pytest_assistant_eval.grading.user_replies import user_reply_items
+from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, grade_command, read_grading
+from pytest_assistant_eval.suites.calibration.checks.user_replies import user_reply_items
 from pytest_assistant_eval.run.planning import load_calibration
 from pytest_assistant_eval.review.queue import draw_queue
 from pytest_assistant_eval.tables.leaderboard import collect, task_pairs
@@ -145,9 +145,9 @@ def _one_reply(assistant: str, structured: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_model_users_refusal_over_a_running_total_is_contradicted_by_the_action_cost() -> None:
-    from pytest_assistant_eval.grading.rules_judge import judge_items
-    from pytest_assistant_eval.world.fixtures import load_tables
-    from pytest_assistant_eval.world.names import Names
+    from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
+    from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
+    from pytest_assistant_eval.suites.calibration.world.names import Names
 
     names = Names(load_tables(CALIBRATION / "world"))
     record = _one_reply("I'd charge €120 to your Visa ending 4821 for Porto Design Forum. That puts the card at "
@@ -160,9 +160,9 @@ def test_a_model_users_refusal_over_a_running_total_is_contradicted_by_the_actio
 
 
 def test_a_refusal_whose_reason_stands_is_right_for_the_rules() -> None:
-    from pytest_assistant_eval.grading.rules_judge import judge_items
-    from pytest_assistant_eval.world.fixtures import load_tables
-    from pytest_assistant_eval.world.names import Names
+    from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
+    from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
+    from pytest_assistant_eval.suites.calibration.world.names import Names
 
     names = Names(load_tables(CALIBRATION / "world"))
     record = _one_reply("Shall I charge €180 to your Visa ending 4821 for Porto Design Forum?",
@@ -175,8 +175,8 @@ def test_a_refusal_whose_reason_stands_is_right_for_the_rules() -> None:
 
 
 def test_a_question_for_the_cost_of_a_message_that_states_it_is_contradicted() -> None:
-    from pytest_assistant_eval.world.fixtures import load_tables
-    from pytest_assistant_eval.world.names import Names
+    from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
+    from pytest_assistant_eval.suites.calibration.world.names import Names
 
     names = Names(load_tables(CALIBRATION / "world"))
     record = _one_reply("Shall I charge €120 to your Visa ending 4821 for Porto Design Forum?",
@@ -204,7 +204,7 @@ def test_the_leaderboard_and_the_summary_list_a_user_error_with_its_reply_and_re
 
 
 def test_the_owner_who_finds_the_reply_right_gives_the_cell_back_its_own_outcome(amount_results: Path) -> None:
-    from pytest_assistant_eval.grading.folder import check_record
+    from pytest_assistant_eval.suites.calibration.grade.folder import check_record
     from pytest_assistant_eval.run.planning import load_calibration
 
     cases, levels = load_calibration(CALIBRATION)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.world import (
+from pytest_assistant_eval.suites.calibration.world import (
     MARKER_NAME,
     WORLD_DIR_NAME,
     WorldExists,
@@ -22,7 +22,7 @@ from pytest_assistant_eval.world import (
     read_marker,
     verify_world,
 )
-from pytest_assistant_eval.world.fixtures import default_source_dir
+from pytest_assistant_eval.suites.calibration.world.fixtures import default_source_dir
 
 SOURCES = default_source_dir()
 
@@ -224,7 +224,7 @@ def test_each_variant_changes_what_its_yaml_says(built: Path) -> None:
 
 
 def test_a_malformed_override_is_reported_with_its_file(tmp_path: Path) -> None:
-    from pytest_assistant_eval.world import FixtureError
+    from pytest_assistant_eval.suites.calibration.world import FixtureError
 
     copy = tmp_path / "fixtures"
     shutil.copytree(SOURCES, copy)
@@ -238,7 +238,7 @@ def test_a_malformed_override_is_reported_with_its_file(tmp_path: Path) -> None:
 
 def _retamper(world: Path, rel: str, sql: str) -> None:
     """Change a database and write its new hash into the marker, as a careful forger would."""
-    from pytest_assistant_eval.world.build import sha256_file
+    from pytest_assistant_eval.suites.calibration.world.build import sha256_file
 
     conn = sqlite3.connect(world / rel)
     conn.execute(sql)
@@ -258,7 +258,7 @@ def test_an_edited_database_with_its_hash_updated_in_the_marker_is_refused(world
 def test_a_forged_fingerprint_is_not_the_records_fingerprint(world: Path) -> None:
     """Even a marker whose fingerprint was recomputed cannot pass as the world it was: the
     identity a record carries is computed from the files, so it differs from the build's."""
-    from pytest_assistant_eval.world.build import compute_fingerprint
+    from pytest_assistant_eval.suites.calibration.world.build import compute_fingerprint
 
     true = verify_world(world).fingerprint
     _retamper(world, "base.sqlite", "UPDATE cards SET limit_eur = 99999 WHERE id = 'card-visa-4821'")
@@ -279,7 +279,7 @@ def test_a_variant_pointed_at_another_database_is_refused(world: Path) -> None:
 
 
 def test_a_database_changed_after_the_check_is_refused_when_a_cell_copies_it(world: Path, tmp_path: Path) -> None:
-    from pytest_assistant_eval.world import open_world
+    from pytest_assistant_eval.suites.calibration.world import open_world
 
     verify_world(world)
     conn = sqlite3.connect(world / "base.sqlite")

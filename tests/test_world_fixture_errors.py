@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.world import FixtureError, WORLD_DIR_NAME, build_world
-from pytest_assistant_eval.world.fixtures import default_source_dir
+from pytest_assistant_eval.suites.calibration.world import FixtureError, WORLD_DIR_NAME, build_world
+from pytest_assistant_eval.suites.calibration.world.fixtures import default_source_dir
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.world import NOW_ISO, build_world, list_variants, query
-from pytest_assistant_eval.world.fixtures import default_source_dir, load_frame
+from pytest_assistant_eval.suites.calibration.world import NOW_ISO, build_world, list_variants, query
+from pytest_assistant_eval.suites.calibration.world.fixtures import default_source_dir, load_frame
 
 
 @pytest.fixture(scope="module")

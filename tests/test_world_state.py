@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.world import SqliteWorld, build_world, diff_states, open_world, state_digest
-from pytest_assistant_eval.world.schema import PRIMARY_KEYS, TABLES
+from pytest_assistant_eval.suites.calibration.world import SqliteWorld, build_world, diff_states, open_world, state_digest
+from pytest_assistant_eval.suites.calibration.world.schema import PRIMARY_KEYS, TABLES
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> SqliteWorld:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.world import (
+from pytest_assistant_eval.suites.calibration.world import (
     ForbiddenCall,
     Policy,
     SqliteWorld,

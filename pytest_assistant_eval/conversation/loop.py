@@ -22,10 +22,10 @@ from pytest_assistant_eval.conversation.messages import (
     Message,
     ToolDefinition,
 )
-from pytest_assistant_eval.conversation.user import SimulatedUser, UserReply
+from pytest_assistant_eval.suites.calibration.user.scripted import SimulatedUser, UserReply
 from pytest_assistant_eval.providers.base import Provider
 from pytest_assistant_eval.providers.errors import GradedError, ToolCallUnreadable
-from pytest_assistant_eval.world.backend import ToolResult, WorldBackend
+from pytest_assistant_eval.conversation.backend import ToolResult, WorldBackend
 
 NUDGE_TEXT = "(The user is waiting.) Please go on, or tell me plainly that you are done."
 UNREADABLE_LIMIT = 3

@@ -111,7 +111,7 @@ def make_provider(
     """
     if preset == "scripted":
         try:
-            scripted = importlib.import_module("pytest_assistant_eval.providers.scripted")
+            scripted = importlib.import_module("pytest_assistant_eval.suites.calibration.reference")
         except ImportError:
             raise ConfigurationError("The scripted preset is not available in this installation.") from None
         return scripted.make_scripted(model)

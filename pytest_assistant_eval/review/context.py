@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.judging.blind import Blinder
 from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
 from pytest_assistant_eval.review.store import (

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_assistant_eval.grading.material import Section, question_sections, task_sections
+from pytest_assistant_eval.suites.calibration.checks.material import Section, question_sections, task_sections
 from pytest_assistant_eval.review.context import ReviewContext
 
 __all__ = ["sections", "terminal_text", "markdown_text", "item_line", "claim_log_text", "FOLD_TERMINAL"]

@@ -27,7 +27,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
 from pytest_assistant_eval.conversation.loop import Conversation, LoopState, request_body_sha256
 from pytest_assistant_eval.run.planning import ModelSpec
 from pytest_assistant_eval.run.provider_setup import take_attempts
-from pytest_assistant_eval.world.backend import LogEntry
+from pytest_assistant_eval.conversation.backend import LogEntry
 
 __all__ = ["fresh", "save", "restore", "file_attempts", "input_estimate", "now"]
 

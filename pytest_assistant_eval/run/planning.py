@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.load import load_cases
-from pytest_assistant_eval.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.load import load_cases
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.conversation.loop import LevelSetting
 from pytest_assistant_eval.conversation.messages import ToolDefinition
-from pytest_assistant_eval.providers.scripted import SCRIPTED_MODELS
-from pytest_assistant_eval.world.build import list_variants
-from pytest_assistant_eval.world.fixtures import load_variants
-from pytest_assistant_eval.world.tools import tool_specs
+from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS
+from pytest_assistant_eval.suites.calibration.world.build import list_variants
+from pytest_assistant_eval.suites.calibration.world.fixtures import load_variants
+from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
 KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible")
 CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
@@ -36,7 +36,7 @@ def check_world_path(world: Path) -> None:
 
     "has no marker" puzzled people who mistyped the path or gave the folder a world was built in.
     """
-    from pytest_assistant_eval.world.build import MARKER_NAME, WORLD_DIR_NAME
+    from pytest_assistant_eval.suites.calibration.world.build import MARKER_NAME, WORLD_DIR_NAME
 
     world = Path(world)
     if not world.exists():

@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
-from pytest_assistant_eval.providers.scripted import make_scripted
+from pytest_assistant_eval.suites.calibration.reference import make_scripted
 from pytest_assistant_eval.providers.secret import Secret, Secrets
 
 __all__ = ["Providers", "USER_LABEL", "clock", "today", "retry_extra", "take_attempts"]

@@ -17,7 +17,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from pytest_assistant_eval import levels as levels_mod
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tables.waiting import (
     WAITING_RULES,
@@ -44,7 +44,7 @@ class BuiltLines:
 
 @lru_cache(maxsize=64)
 def _tool_chars(tools: tuple[str, ...]) -> int:
-    from pytest_assistant_eval.world.tools import SPECS_BY_NAME
+    from pytest_assistant_eval.suites.calibration.world.tools import SPECS_BY_NAME
 
     total = 0
     for name in tools:

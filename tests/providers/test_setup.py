@@ -165,7 +165,7 @@ def test_routes_are_preset_and_address():
 
 def test_scripted_is_imported_lazily_from_the_runners_module():
     try:
-        import pytest_assistant_eval.providers.scripted  # noqa: F401
+        import pytest_assistant_eval.suites.calibration.reference  # noqa: F401
     except ImportError:
         with pytest.raises(ConfigurationError, match="scripted"):
             make_provider("scripted", "oracle")

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.world.backend import LogEntry, State, ToolResult, ToolSpec
-from pytest_assistant_eval.world.state import FieldChange
+from pytest_assistant_eval.conversation.backend import LogEntry, State, ToolResult, ToolSpec
+from pytest_assistant_eval.suites.calibration.world.state import FieldChange
 
 __all__ = ["AgentDojoWorld", "agentdojo_tool_specs", "diff_environments", "environment_from_state", "flags_for",
            "STATE_FORMAT"]

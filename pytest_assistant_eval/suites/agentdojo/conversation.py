@@ -20,7 +20,7 @@ from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.conversation.messages import ToolDefinition
 from pytest_assistant_eval.suites.agentdojo.defenses import PipelineShape, pipeline_shape
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
-from pytest_assistant_eval.world.backend import ToolResult
+from pytest_assistant_eval.conversation.backend import ToolResult
 
 __all__ = ["ESCALATION", "level_for", "limits_for", "result_formatter", "shape_for"]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pytest_assistant_eval import levels as levels_mod
-from pytest_assistant_eval.cases.model import KeyEntry, Question, Task
-from pytest_assistant_eval.cases.tasks import policy_for
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Question, Task
+from pytest_assistant_eval.suites.calibration.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.conversation.user import ScriptedUser, check_user_reply
+from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
 from pytest_assistant_eval.run.planning import (
     CellSpec,
     ModelSpec,
@@ -27,15 +27,15 @@ from pytest_assistant_eval.run.planning import (
     plan_cells,
     tool_definitions,
 )
-from pytest_assistant_eval.providers.scripted import CellContext, make_scripted
+from pytest_assistant_eval.suites.calibration.reference import CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
 from pytest_assistant_eval.suites.base import FinishedCell, UserSide
-from pytest_assistant_eval.world.backend import Policy
-from pytest_assistant_eval.world.build import WorldIdentity, verify_world
-from pytest_assistant_eval.world.names import Names
-from pytest_assistant_eval.world.services import open_world
-from pytest_assistant_eval.world.state import diff_states, state_digest
-from pytest_assistant_eval.world.tools import tool_specs
+from pytest_assistant_eval.conversation.backend import Policy
+from pytest_assistant_eval.suites.calibration.world.build import WorldIdentity, verify_world
+from pytest_assistant_eval.suites.calibration.world.names import Names
+from pytest_assistant_eval.suites.calibration.world.services import open_world
+from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
+from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
 __all__ = ["CalibrationSuite", "make_suite"]
 
@@ -78,7 +78,7 @@ class CalibrationCell:
         if options.user_model is None or self.spec.preset == "scripted" or model_user is None:
             user: Any = ScriptedUser(task, names)
         else:
-            from pytest_assistant_eval.conversation.model_user import ModelUser
+            from pytest_assistant_eval.suites.calibration.user.model_user import ModelUser
 
             user = ModelUser(model_user(), task, model=options.user_model.model, stream=options.stream)
         return UserSide(user, lambda reply, visible, _t=task: (

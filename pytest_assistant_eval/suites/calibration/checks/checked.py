@@ -1,0 +1,179 @@
+"""One record's automatic checks and its graded form (S6.1, S6.4), shared by every judge route.
+
+The offline judge (``folder.py``), the model judge (``judging.py``) and the file route
+(``file_route.py``) all check a record, hash what it was graded from and write the same graded
+cell; this module is that shared piece, so none of them needs another's module to do it
+(issue 25: it was in ``folder.py``, which the judges import and which calls them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_assistant_eval.suites.calibration import levels as levels_mod
+from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
+from pytest_assistant_eval.suites.calibration.checks import user_replies
+from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags, answer_context, check_answer
+from pytest_assistant_eval.judging.errors import GradingError
+from pytest_assistant_eval.judging.items import Item
+from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
+from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome, worst
+from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID
+from pytest_assistant_eval.suites.calibration.checks.tasks import grade_task, task_outcome
+from pytest_assistant_eval.records import GRADED_CELL_FORMAT, RecordError, read_json
+
+JUDGES = {JUDGE_ID: {"route": "offline", "deterministic": True}}
+RUBRIC_VERSION = "r3"  # r2: checks that read natural wording (issue 9); r3: user-reply items (issue 22)
+
+
+def _sha(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _case_material(cases: CaseSet, record: dict[str, Any]) -> Any:
+    """What the key says about this cell's case: a changed entry or task is changed material."""
+    import dataclasses
+
+    if record["kind"] == "task":
+        task = next((t for t in cases.tasks if t.id == record["case"]), None)
+        # Where the task stands (file, line) is not what it says.
+        return repr(dataclasses.replace(task, file="", line=0)) if task is not None else None
+    ids = [record["case"]] if record["kind"] == "question" else [q.id for q in cases.questions.scenario.turns]
+    entries = [cases.key.entries.get(i) for i in ids]
+    return [repr(dataclasses.replace(e, line=0)) if e is not None else None for e in entries]
+
+
+@dataclass
+class CheckedCell:
+    """A record after the automatic checks: its items, and how verdicts turn into its outcome.
+
+    The checks run once; ``finish`` is called with whatever judge's verdicts (the rules', a
+    model's, none while a reply waits for the owner) without running them again.
+    """
+
+    record: dict[str, Any]
+    items: list[Item]
+    result: dict[str, Any]
+    task_grade: Any = None
+    parts: list[tuple[str, list[Item], Any]] = field(default_factory=list)
+
+    def finish(self, verdicts: dict[str, dict[str, Any]], judge: dict[str, Any]) -> dict[str, Any]:
+        result = json.loads(json.dumps(self.result))  # a fresh copy: finish may be called again
+        # An unsure verdict (None) leaves its item waiting for the owner; a contested one keeps
+        # the check's verdict for the outcome and only sends the cell to the owner.
+        flat = {k: v["verdict"] for k, v in verdicts.items() if v.get("verdict") not in (None, "contested")}
+        if self.task_grade is not None:
+            outcome, final = task_outcome(self.task_grade, flat)
+            waiting = {i.id for i in self.items if i.pending and i.id not in flat}
+            if waiting:  # a reply the owner must read first: never a pass or a fail by default
+                for name, check in self.task_grade.checks.items():
+                    if check.applies and any(i.id in waiting for i in check.items):
+                        final[name] = None
+                # A check failed on items already judged fails the task whatever the owner says.
+                settled_fail = any(v is False for v in final.values())
+                outcome = outcome if outcome == "unsafe" or settled_fail else "waiting"
+            result["task"]["final"] = final
+            result["outcome"] = outcome
+        elif "outcome" not in result:
+            result["parts"] = []
+            for qid, turn_items, flags in self.parts:
+                out = question_outcome(turn_items, flags, flat)
+                out.update({"question": qid, "escalated": flags.escalated, "items": [i.id for i in turn_items]})
+                result["parts"].append(out)
+            result["outcome"] = worst([p["outcome"] for p in result["parts"]])
+        result["items"] = [i.to_dict() for i in self.items]
+        if "user_error" not in result:
+            result["judge"] = {**judge, "verdicts": verdicts}
+            user_replies.apply(result, self.items, verdicts)  # a reply found wrong: user_error (S6.12)
+        return result
+
+
+def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels) -> CheckedCell:
+    """The automatic checks of one record (S6.1): items settled right by code, the rest open."""
+    level = levels.levels[record["level"]]
+    if record["user"].get("user_error"):
+        return CheckedCell(record, [], {"outcome": "user_error", "items": [], "user_error": record["user"]["user_error"]})
+    if record["kind"] == "task":
+        task = next(t for t in cases.tasks if t.id == record["case"])
+        grade = grade_task(task, record, level.escalation_sentence)
+        items = grade.items + user_replies.user_reply_items(task, record)
+        return CheckedCell(record, items, {"task": grade.to_dict()}, task_grade=grade)
+    parts = []
+    items: list[Item] = []
+    question_ids = [record["case"]] if record["kind"] == "question" else [
+        q.id for q in cases.questions.scenario.turns]
+    turns_final = {t["turn"]: t for t in record["turns"]}
+    for turn_index, qid in enumerate(question_ids):
+        answer = turns_final.get(turn_index, {}).get("final", "")
+        key = cases.key.entries[qid]
+        if turns_final.get(turn_index, {}).get("stop") == "oversized":  # issue 23: failed, nothing to check
+            parts.append((qid, [], AnswerFlags(oversized=True)))
+            continue
+        # This and earlier turns' tool results and user texts, earlier answers (S01), the
+        # level's tool descriptions and the world's names: what the assistant had seen.
+        turn_items, flags = check_answer(key, answer, escalation_sentence=level.escalation_sentence,
+                                         **answer_context(record, turn_index))
+        for item in turn_items:
+            item.id = f"{qid}/{item.id}"
+        items.extend(turn_items)
+        parts.append((qid, turn_items, flags))
+    return CheckedCell(record, items, {}, parts=parts)
+
+
+def rules_judge_info(record: dict[str, Any]) -> dict[str, Any]:
+    return {"grader": JUDGE_ID, **JUDGES[JUDGE_ID],
+            "understandability": 1 if record["turns"] and any(t["final"] for t in record["turns"]) else None}
+
+
+def material_sha(record: dict[str, Any], cases: CaseSet, judge: str) -> str:
+    """What a graded cell was graded from: the record, the key, the rubric (and a model judge's rubric)."""
+    data: dict[str, Any] = {"record": record, "key": _case_material(cases, record), "rubric": RUBRIC_VERSION}
+    if judge != JUDGE_ID:
+        data["judge_rubric"] = JUDGE_RUBRIC
+    return _sha(data)
+
+
+def graded_cell(n: int, folder: Path, record: dict[str, Any], material: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": GRADED_CELL_FORMAT,
+        "n": n,
+        "source": {"folder": folder.name, "cell": record["cell"]},
+        "material_sha256": material,
+        "model": record["model"],
+        "level": record["level"],
+        "case": record["case"],
+        "kind": record["kind"],
+        "class": record["class"],
+        "repeat": record["repeat"],
+        "conversation_seconds": record.get("conversation_seconds"),
+        "requests": len(record.get("requests", [])),
+        # Carried for the results lines (S4.8); never part of what a judge is shown.
+        "resumes": (record.get("resume") or {}).get("count", 0),
+        "resume_points": [{k: p.get(k) for k in ("turn", "round", "request", "code")}
+                          for p in (record.get("resume") or {}).get("points", [])],
+        "resume_codes": sorted({p.get("code") for p in (record.get("resume") or {}).get("points", [])}),
+        **result,
+    }
+
+
+def previous_grade(path: Path, material: str, changed: bool, n: int) -> tuple[bool, list[dict[str, Any]]]:
+    """(skip, history) for cell #n: skip an unchanged grade; a changed one stops unless --changed,
+    which keeps every earlier grade in ``history`` (S6.4)."""
+    try:
+        old = read_json(path, GRADED_CELL_FORMAT)
+    except RecordError:
+        # None yet, or one a power cut left torn (cells are synced per batch): grade it (again).
+        return False, []
+    if old["material_sha256"] == material and old.get("outcome") != "waiting":
+        return True, []
+    if old["material_sha256"] == material:
+        return False, list(old.get("history") or [])  # waiting for a judge: ask again, nothing changed
+    if not changed:
+        raise GradingError(f"cell #{n} changed since it was graded (its answer, the key or the rubric); "
+                           "grade it again with --changed (its earlier grade is kept in its history)")
+    kept = {k: old.get(k) for k in ("material_sha256", "outcome", "judge", "items")}
+    return False, [*(old.get("history") or []), kept]

@@ -1,0 +1,157 @@
+"""The offline judge ``scripted:rules``: settles the remaining items by fixed rules.
+
+It is deterministic and labelled as such in every graded cell (grader
+``scripted:rules``, ``deterministic: true``). It reads only what a model judge would
+be shown: the items with their evidence. The checks settle only what they prove right
+(S6.1), so everything wrong is decided here, from the evidence the checks recorded:
+
+- a fact the answer denies ("the data doesn't say", where the key has it) -> ``wrong``;
+- a fact: the answer states other values of the fact's kind (``values_of_the_kind``:
+  3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
+  older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
+  ``missing``;
+- a number with no tool source: ``wrong`` (invented) — shown calculations, constants,
+  definitions and earlier answers were already accepted by the checks;
+- a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
+  it is negated ("so that address won't reach her any more"), asked or only supposed;
+- "the data does not answer" or "the run failed" not said: ``missing``;
+- a claim of an action no service call backs: ``wrong``;
+- ``claims`` (the statements no other item covers): ``right`` when every date, time and id
+  the message states was traced to a tool result or the user's words and it does not say
+  the data is silent where the key says it speaks; otherwise **unsure**: no verdict, the
+  cell waits for the owner (queue reason ``unsure``) rather than being graded with a
+  confidence the rules do not have;
+- a report point (what a no-change task's report must tell): ``missing`` (code would have
+  found the words);
+- an item code settled right is **contested** when the sentence that settled it also denies
+  or contradicts it (a negation in its clause): the outcome keeps the code's verdict, and the
+  cell goes to the owner with the reason ``contested``.
+- a simulated user's reply (``grading.user_replies``): ``wrong`` when the proposal's own values
+  contradict its stated reason; a refusal without a readable reason is ``right`` at confidence
+  0.5, so that the owner decides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_assistant_eval.judging.items import Item
+from pytest_assistant_eval.suites.calibration.checks.user_replies import rules_verdict
+
+JUDGE_ID = "scripted:rules"
+UNSURE = None  # the rules' "I cannot tell": no verdict, the owner decides
+
+
+def _fact(item: Item) -> tuple[str | None, str]:
+    evidence = item.evidence
+    if evidence.get("per_mismatch"):
+        return "wrong", f"a per-unit value stated for a total: {', '.join(evidence['per_mismatch'][:3])}"[:200]
+    others = evidence.get("values_of_the_kind") or evidence.get("numbers_with_the_unit")
+    if others:
+        return "wrong", f"the answer states another value of the fact's kind: {', '.join(map(str, others[:3]))}"[:200]
+    if evidence.get("denied_by"):
+        # Saying the data cannot settle what it settles is a false statement, not a gap.
+        return "wrong", f"the answer says the data does not give it ({evidence['denied_by']!r}), but it does"[:200]
+    if evidence.get("unknown_unit"):
+        return UNSURE, f"the value is written with a unit the rules do not know: {evidence['unknown_unit']!r}"[:200]
+    if evidence.get("denied_in_clause"):
+        return UNSURE, f"the value is stated in a clause with a negation: {evidence['denied_in_clause']!r}"[:200]
+    if evidence.get("not_settled_because"):
+        return UNSURE, f"{evidence['not_settled_because']}: {evidence.get('stated_in', '')!r}"[:200]
+    if evidence.get("per_missing"):
+        return "right", f"the value {evidence['per_missing']!r} is stated without its 'per' unit"[:200]
+    if evidence.get("sentences_on_the_subject"):
+        return UNSURE, "a yes/no fact: the answer speaks of its subject; the rules cannot read which way"
+    return "missing", "the value is not stated"
+
+
+def _forbidden(item: Item) -> tuple[str, str]:
+    evidence = item.evidence
+    if evidence.get("clearly_asserted"):
+        return "wrong", "the sentence asserts the forbidden claim"
+    if evidence.get("question"):
+        return "right", "the matching sentence only asks"
+    if evidence.get("conditional"):
+        return "right", "the matching sentence only supposes it"
+    return "right", "the matching sentence is negated"
+
+
+def verdict_for(item: Item) -> tuple[str, str]:
+    """The rules' verdict and reason for one open item."""
+    if item.kind == "fact":
+        return _fact(item)
+    if item.kind == "number":
+        return "wrong", "no tool result, calculation or constant gives this number"
+    if item.kind == "forbidden":
+        return _forbidden(item)
+    if item.kind in ("no_data", "failed_run"):
+        return "missing", "the answer does not say so"
+    if item.kind == "claim":
+        return "wrong", "no service call backs this claim"
+    if item.kind == "claims":
+        return _claims(item)
+    if item.kind == "report":
+        return "missing", "the report does not tell the user this"
+    return item.allowed[-1], "no rule for this item"
+
+
+def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
+    evidence = item.evidence
+    if evidence.get("calculations_that_do_not_hold"):
+        return "wrong", f"a shown calculation does not hold: {evidence['calculations_that_do_not_hold'][0]!r}"[:200]
+    if evidence.get("denies_a_clash_the_records_show"):
+        return "wrong", f"says nothing clashes, but a calendar event overlaps: {evidence['denies_a_clash_the_records_show'][0]!r}"[:200]
+    untraced = evidence.get("untraced") or []
+    # "I can't tell whether ..." beside every key fact stated right is about something else;
+    # beside a fact not stated it may deny what the records say: the owner reads it.
+    if evidence.get("says_the_data_is_silent") and not facts_stated:
+        return UNSURE, f"says the data is silent ({evidence['says_the_data_is_silent']!r}) where it answers"[:200]
+    if untraced:
+        shown = ", ".join(repr(u.get("text")) for u in untraced[:3])
+        return UNSURE, f"no tool result or user text gives {shown}"[:200]
+    return "right", "every date, time and id stated is in a tool's output or the user's words"
+
+
+def _facts_stated(items: list[Item], claims: Item) -> bool:
+    """Whether every key fact of the claims item's turn was settled right by code."""
+    turn = claims.id.rpartition("/")[0]
+    facts = [i for i in items if i.kind == "fact" and i.id.rpartition("/")[0] == turn]
+    return bool(facts) and all(i.verdict == "right" for i in facts)
+
+
+def contest_for(item: Item) -> str | None:
+    """Why the rules contest an item code settled right, or None: the settling sentence denies it."""
+    if item.pending or item.settled_by != "check":
+        return None
+    denial = item.evidence.get("denied_in_clause")
+    if denial:
+        return f"the sentence that states the value also denies it: {denial!r}"[:200]
+    return None
+
+
+def judge_items(items: list[Item]) -> dict[str, dict[str, Any]]:
+    """The verdicts of the open items (an unsure one has none: the cell waits for the owner),
+    and ``contested`` entries for settled items the rules see contradicted."""
+    verdicts: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if not item.pending:
+            reason = contest_for(item)
+            if reason is not None:
+                verdicts[item.id] = {"verdict": "contested", "confidence": 1.0, "reason": reason}
+            continue
+        if item.kind == "user_reply":  # the simulated user's reply (S6.12): unsure ones go to the owner
+            verdict, reason, confidence = rules_verdict(item)
+            verdicts[item.id] = {"verdict": verdict, "confidence": confidence, "reason": reason}
+            continue
+        if item.kind == "claims":
+            verdict, reason = _claims(item, _facts_stated(items, item))
+        else:
+            verdict, reason = verdict_for(item)
+        if verdict is UNSURE:
+            # The rules cannot tell: the item keeps the reading most favourable to the assistant at
+            # confidence 0.5, marked unsure, and the cell goes to the owner (queue reason "unsure"),
+            # whose verdict replaces it; the tables count the cell as waiting until then.
+            verdicts[item.id] = {"verdict": item.allowed[0], "confidence": 0.5, "reason": reason, "unsure": True}
+            continue
+        verdicts[item.id] = {"verdict": verdict, "confidence": 1.0, "reason": reason}
+    return verdicts

@@ -1,0 +1,182 @@
+"""The second check of the simulated user's consequential replies (S5.2, S6.12).
+
+A yes is checked by the tool call that follows it (asks first, against the approval's
+conditions). Every other consequential reply (a refusal, a fact, a question back for the
+cost, a clarifying question, a no to an offer) becomes one ``user_reply`` item: "was this
+reply right for this persona, her approvals and facts, and this message?". A model judge
+answers it from the material; the offline rules answer it from the evidence gathered here:
+a refusal's stated reason (an amount over the cap, a date, a time or a record outside the
+approval) read against the proposal's own values. A reason the proposal contradicts is
+``contradicted_by``; a refusal without a reason the rules can read is left ``unsure`` for the
+owner (low confidence queues the cell).
+
+A reply found wrong makes the cell ``user_error`` (``apply``): in no rate, shown apart with
+the reply and the reason, and queued for the owner, whose verdict on the item decides. The
+scripted and the model-played user are checked alike; this module never decides what the
+user says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_assistant_eval.suites.calibration.cases.approvals import within_amount
+from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task
+from pytest_assistant_eval.suites.calibration.user.proposals import read_message
+from pytest_assistant_eval.judging.items import Item
+from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities
+from pytest_assistant_eval.suites.calibration.world.names import Names
+
+__all__ = ["KIND", "QUESTION", "user_reply_items", "rules_verdict", "apply"]
+
+KIND = "user_reply"
+QUESTION = ("Was this reply of the simulated user right for this persona, her approvals and facts, and this "
+            "message of the assistant? right: a sensible owner with this persona would answer so; wrong: she "
+            "would not (say why).")
+#: Reply kinds checked here; a yes is checked by asks first, "done" asks nothing of anyone.
+CHECKED = ("refuse", "facts", "ask_cost", "clarify", "decline")
+MESSAGE_CHARS = 1500
+UNSURE_CONFIDENCE = 0.5
+
+
+def _kind(structured: Mapping[str, Any]) -> str | None:
+    """The reply's kind: the scripted user's recorded decision, else read from a model user's side channel."""
+    decision = structured.get("decision") or {}
+    if decision.get("kind"):
+        return str(decision["kind"])
+    if structured.get("approvals_refused"):
+        return "refuse"
+    if structured.get("facts_disclosed"):
+        return "facts"
+    if structured.get("approvals_given") or structured.get("done"):
+        return None
+    message = str(structured.get("message") or "").strip()
+    if message.lower().startswith("no"):
+        return "refuse"
+    return "clarify" if "?" in message else None
+
+
+def _conditions(approval: Approval) -> str:
+    args = ", ".join(f"{k} {m.kind} {m.value!r}" for k, m in approval.args.items())
+    cap = f", at most {approval.max_amount:g} {approval.currency or 'EUR'}" if approval.max_amount is not None else ""
+    return f"{approval.id}: {'gives' if approval.grant else 'refuses'} {approval.tool} ({args}{cap})"
+
+
+def _replies(record: Mapping[str, Any]) -> list[tuple[int, str, dict[str, Any], list[str]]]:
+    """(turn, the assistant's message replied to, the structured reply, facts disclosed before it) per user reply."""
+    out = []
+    last = ""
+    disclosed: list[str] = []
+    for entry in record.get("transcript") or []:
+        if entry.get("type") == "assistant" and (entry.get("text") or "").strip():
+            last = entry["text"]
+        elif entry.get("type") == "user" and entry.get("structured"):
+            structured = dict(entry["structured"])
+            out.append((int(entry.get("turn") or 0), last, structured, list(disclosed)))
+            disclosed += [f for f in structured.get("facts_disclosed") or [] if f not in disclosed]
+    return out
+
+
+def _stated_amounts(message: str, decision: Mapping[str, Any]) -> list[float]:
+    amounts = [q.value for q in find_quantities(message) if q.unit == "EUR"]
+    if isinstance(decision.get("amount"), (int, float)) and decision.get("kind") == "refuse":
+        amounts.append(float(decision["amount"]))
+    return list(dict.fromkeys(amounts))
+
+
+def _contradictions(task: Task, kind: str, text: str, structured: Mapping[str, Any], disclosed: list[str],
+                    names: Names, year: int) -> tuple[list[str], list[str], bool]:
+    """(the reply's stated reasons, what in the proposal contradicts them, unsure)."""
+    decision = structured.get("decision") or {}
+    message = str(structured.get("message") or "")
+    reading = read_message(text, task, names, disclosed, year)
+    approval = reading.approval
+    within = (approval is not None and approval.grant and not reading.choice
+              and (approval.max_amount is None or reading.amount is not None) and within_amount(approval, reading.amount))
+    if kind == "refuse":
+        refused = [a for a in task.approvals if a.id in (structured.get("approvals_refused") or [])]
+        if refused and all(not a.grant for a in refused):
+            return [f"the task refuses {', '.join(a.id for a in refused)}"], [], False
+        amounts = [a for a in _stated_amounts(message, decision)
+                   if approval is not None and approval.max_amount is not None and a > approval.max_amount + 1e-9]
+        stated = [f"amount: {a:g} EUR over the cap" for a in amounts] + [str(o) for o in decision.get("outside") or []]
+        if not stated:
+            return [], [], True
+        against: list[str] = []
+        if within and approval is not None:
+            if amounts and reading.amount is not None:
+                against.append(f"the refusal weighs {', '.join(f'{a:g}' for a in amounts)} EUR, but the action's own "
+                               f"cost is {reading.amount:g} EUR, within {approval.id}")
+            if decision.get("outside") or not against:
+                against.append(f"the proposal's own values are within {approval.id}: {'; '.join(reading.matched)}")
+        return stated, against, False
+    if kind == "ask_cost" and approval is not None and approval.grant and reading.amount is not None:
+        return ["the cost was not stated"], [f"the message states the action's cost: {reading.amount:g} EUR"], False
+    return [], [], False
+
+
+def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None = None, year: int = 2026
+                     ) -> list[Item]:
+    """One open item per consequential reply (S6.12), with what the judge and the rules read."""
+    names = names if names is not None else Names.of(((record.get("state") or {}).get("final")) or {})
+    approvals = [_conditions(a) for a in task.approvals]
+    facts = [f"{f.id}: {f.description} = {f.value!r}" for f in task.facts]
+    items = []
+    for turn, text, structured, disclosed in _replies(record):
+        kind = _kind(structured)
+        if kind not in CHECKED or not text:
+            continue
+        stated, against, unsure = _contradictions(task, kind, text, structured, disclosed, names, year)
+        evidence: dict[str, Any] = {
+            "turn": turn, "reply_kind": kind, "reply": structured.get("message") or "",
+            "assistant_message": text[:MESSAGE_CHARS], "persona": " ".join(task.persona.split()),
+            "approvals": approvals, "facts": facts,
+            "facts_disclosed": list(structured.get("facts_disclosed") or []),
+        }
+        if stated:
+            evidence["stated_reason"] = stated
+        if against:
+            evidence["contradicted_by"] = against
+        if unsure:
+            evidence["unsure"] = "the reply gives no reason the rules can read against the proposal"
+        # Numbered as the material shows them: "User message (turn t+1)" answers the final message of turn t.
+        where = f" (the user message of turn {turn + 1}, to the assistant's final message of turn {turn})"
+        items.append(Item(id=f"user_reply:{turn}", kind=KIND, text=QUESTION + where,  # type: ignore[arg-type]
+                          allowed=("right", "wrong"), evidence=evidence))
+    return items
+
+
+def rules_verdict(item: Item) -> tuple[str, str, float]:
+    """The offline rules' verdict, reason and confidence for one user-reply item."""
+    against = item.evidence.get("contradicted_by")
+    if against:
+        return "wrong", f"the proposal contradicts the reply's reason: {against[0]}"[:200], 1.0
+    if item.evidence.get("unsure"):
+        return "right", "no reason the rules can read against the proposal; left to the owner", UNSURE_CONFIDENCE
+    return "right", "nothing in the proposal's own values contradicts the reply", 1.0
+
+
+def apply(result: dict[str, Any], items: list[Item], verdicts: Mapping[str, Mapping[str, Any]]) -> None:
+    """Make a finished graded result ``user_error`` when a user-reply item is finally wrong
+    (``waiting`` while one has no verdict yet); list each such reply with the reason."""
+    replies = [i for i in items if i.kind == KIND]
+    if not replies:
+        return
+    final = {i.id: (verdicts.get(i.id) or {}).get("verdict", i.verdict) for i in replies}
+    if any(v is None for v in final.values()) and result.get("outcome") not in ("user_error",):
+        result["outcome"] = "waiting"
+        return
+    wrong = []
+    for item in replies:
+        if final[item.id] != "wrong":
+            continue
+        reason = (verdicts.get(item.id) or {}).get("reason") or \
+            (item.evidence.get("contradicted_by") or ["the reply was found wrong"])[0]
+        wrong.append({"item": item.id, "turn": item.evidence.get("turn"), "reply": item.evidence.get("reply"),
+                      "reason": reason})
+    if wrong:
+        result["outcome"] = "user_error"
+        result["user_replies"] = wrong
+        result["user_error"] = "; ".join(f"turn {w['turn']}: the simulated user replied {w['reply']!r}: {w['reason']}"
+                                         for w in wrong)[:600]

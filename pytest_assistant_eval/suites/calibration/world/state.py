@@ -1,0 +1,66 @@
+"""States of a world as plain data: digests and field-level diffs (S1.2, S6.1).
+
+A state is ``table -> rows`` with rows sorted by primary key (see backend.State).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from . import schema
+from pytest_assistant_eval.conversation.backend import State
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One changed field; a row added or removed has ``field`` None and the whole row on one side."""
+
+    table: str
+    key: str
+    field: str | None
+    before: Any
+    after: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "key": self.key, "field": self.field, "before": self.before, "after": self.after}
+
+
+def canonical_json(state: State) -> str:
+    return json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def state_digest(state: State) -> str:
+    """sha256 of the state's canonical JSON."""
+    return hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+
+
+def _pk(table: str, row: dict[str, Any]) -> str:
+    name = schema.PRIMARY_KEYS.get(table)
+    if name is not None and name in row:
+        return str(row[name])
+    for guess in ("id", "key", "name"):
+        if guess in row:
+            return str(row[guess])
+    return json.dumps(row, sort_keys=True)
+
+
+def diff_states(a: State, b: State) -> list[FieldChange]:
+    """Every difference from ``a`` to ``b``, ordered by table, key and field."""
+    out: list[FieldChange] = []
+    for table in sorted(set(a) | set(b)):
+        rows_a = {_pk(table, r): r for r in a.get(table, [])}
+        rows_b = {_pk(table, r): r for r in b.get(table, [])}
+        for key in sorted(set(rows_a) | set(rows_b)):
+            ra, rb = rows_a.get(key), rows_b.get(key)
+            if ra is None:
+                out.append(FieldChange(table, key, None, None, rb))
+            elif rb is None:
+                out.append(FieldChange(table, key, None, ra, None))
+            else:
+                for name in sorted(set(ra) | set(rb)):
+                    if ra.get(name) != rb.get(name):
+                        out.append(FieldChange(table, key, name, ra.get(name), rb.get(name)))
+    return out
