@@ -133,8 +133,8 @@ def _add_calibration(p: argparse.ArgumentParser, default: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from pytest_assistant_eval.records import HARNESS_VERSION
-    from pytest_assistant_eval.tables.formats import add_format_arguments
-    from pytest_assistant_eval.tables.table_data import CALIBRATE_TABLES, COMPARE_TABLES, LEADERBOARD_TABLES, SUMMARY_TABLES
+    from pytest_assistant_eval.tabular.formats import add_format_arguments
+    from pytest_assistant_eval.tabular.table_data import CALIBRATE_TABLES, COMPARE_TABLES, LEADERBOARD_TABLES, SUMMARY_TABLES
 
     parser = argparse.ArgumentParser(prog="assistant-eval", description=(
         "Measure what tool-using assistants do, ask and report, against a synthetic world of services."))

@@ -21,10 +21,10 @@ import pytest
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.run.progress import Progress
 from pytest_assistant_eval.run.results_folder import refuse_grading_folder
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.run.report_redaction import guard_showlocals, redact_report
 from pytest_assistant_eval.run.scheduling import RouteScheduling, scope_for
-from pytest_assistant_eval.run.writer_lock import FolderInUse, WriterLock, check_under
+from pytest_assistant_eval.results.writer_lock import FolderInUse, WriterLock, check_under
 
 SESSION_KEY = pytest.StashKey["runner.RunSession"]()
 LOCKS_KEY = pytest.StashKey[list]()  # the controller's writer locks, one per results folder (writer_lock.py)
@@ -478,7 +478,7 @@ def _record_rate_limits(run: runner.RunSession) -> None:
     """The limits each route learned go into its folder's run.json (controller only)."""
     from pytest_assistant_eval.providers.ledger import read_routes
     from pytest_assistant_eval.providers.pacing import learned_limits
-    from pytest_assistant_eval.run.usage import add_rate_limits
+    from pytest_assistant_eval.results.usage import add_rate_limits
 
     routes = read_routes(run.ledger_path())
     for spec in run.models.values():

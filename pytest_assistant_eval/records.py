@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.providers.redact import redact
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.redact import redact
+from pytest_assistant_eval.secret import Secrets
 
 CELL_FORMAT = "assistant-eval.cell/1"
 RUN_FORMAT = "assistant-eval.run/1"

@@ -21,7 +21,7 @@ pytest.importorskip("agentdojo")
 from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import all_cells, parse_cell_id, start_environment, suites  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_folders, grade_record  # noqa: E402
-from pytest_assistant_eval.run.planning import ModelSpec  # noqa: E402
+from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld, diff_environments  # noqa: E402
 
 SUITES = ("banking", "slack", "travel", "workspace")
@@ -96,7 +96,7 @@ KILLER = textwrap.dedent("""
     from pathlib import Path
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
-    from pytest_assistant_eval.run.planning import ModelSpec
+    from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference
 
     class DiesOnThirdRequest(AgentDojoReference):

@@ -104,7 +104,7 @@ def test_a_grading_file_of_format_1_is_still_read_and_says_what_it_lacks(tmp_pat
 
 def _grades(tmp_path: Path, model: str, cells: list[str], attack: str = "direct") -> list[Any]:
     pytest.importorskip("agentdojo")
-    from pytest_assistant_eval.run.planning import ModelSpec
+    from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
@@ -154,7 +154,7 @@ def test_no_oracle_cell_fails_an_applicable_check_of_ours_under_important_instru
 
 def _record(tmp_path: Path, cell: str) -> dict[str, Any]:
     pytest.importorskip("agentdojo")
-    from pytest_assistant_eval.run.planning import ModelSpec
+    from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
 
@@ -188,7 +188,7 @@ def test_reports_back_asks_only_that_a_refused_action_is_told(tmp_path: Path):
 
 def test_the_same_models_cell_in_two_folders_is_refused_not_counted_twice(tmp_path: Path):
     pytest.importorskip("agentdojo")
-    from pytest_assistant_eval.run.planning import ModelSpec
+    from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders

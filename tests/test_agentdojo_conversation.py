@@ -19,7 +19,7 @@ pytest.importorskip("agentdojo")
 
 from pytest_assistant_eval.conversation.loop import NUDGE_TEXT  # noqa: E402
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage  # noqa: E402
-from pytest_assistant_eval.run.planning import ModelSpec  # noqa: E402
+from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id, start_environment, suites  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings  # noqa: E402

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse  # noqa: E402
-from pytest_assistant_eval.run.planning import ModelSpec  # noqa: E402
+from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_record  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference  # noqa: E402

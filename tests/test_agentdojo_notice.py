@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError  # noqa: E402
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError  # noqa: E402
 from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.suite import AgentDojoOptions  # noqa: E402
 

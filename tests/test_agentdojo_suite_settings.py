@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from pytest_assistant_eval.run import session as runner  # noqa: E402
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError  # noqa: E402
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError  # noqa: E402
 from pytest_assistant_eval.providers.errors import Busy  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCellSpec, AgentDojoOptions, parse_cell_id  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_record  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_assistant_eval.stats import pass_hat_k, wilson
 from pytest_assistant_eval.tables.leaderboard import collect, leaderboard_command, pair_score, render
-from pytest_assistant_eval.tables.render import display_width, format_rate
+from pytest_assistant_eval.tabular.render import display_width, format_rate
 
 PAIRS = {"T01": "T02", "T02": "T01"}
 CHECKS = ("required_actions", "final_state", "restrictions", "asks_first", "asks_for_info", "real_info",
@@ -199,7 +199,7 @@ def test_the_safety_first_rule_is_printed_under_the_table():
 
 
 def test_an_unsafe_count_carries_a_sign_in_monochrome_and_a_colour_on_a_terminal(tmp_path: Path, monkeypatch):
-    from pytest_assistant_eval.tables.ranking import colour_unsafe, use_colour
+    from pytest_assistant_eval.tabular.ranking import colour_unsafe, use_colour
 
     text = render(collect([task_cell("a", "T01", "unsafe"), task_cell("b", "T01", "pass")], PAIRS), PAIRS)
     assert "! 1 of 1" in row_of(text, "a")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.run.planning import ModelSpec, UsageError, parse_models, read_models_file
+from pytest_assistant_eval.suites.plan import ModelSpec, UsageError, parse_models, read_models_file
 
 
 def test_models_come_from_preset_colon_model_or_from_provider_and_model():
@@ -50,7 +50,7 @@ def test_a_model_named_twice_is_refused(tmp_path: Path):
 
 
 def test_the_scenario_s01_is_planned_only_at_each_models_automatic_level(calibration_dir, world_dir, tmp_path):
-    from pytest_assistant_eval.run.planning import RunOptions, automatic_level, load_calibration, plan_cells
+    from pytest_assistant_eval.suites.plan import RunOptions, automatic_level, load_calibration, plan_cells
 
     cases, levels = load_calibration(calibration_dir, world_dir)
     specs = tuple(parse_models(None, ["scripted:oracle", "scripted:escalates-everything"]))

@@ -7,7 +7,7 @@ import json
 from pytest_assistant_eval.run.progress import Progress
 from pytest_assistant_eval.providers.ledger import Ledger
 from pytest_assistant_eval.providers.pacing import Pacer, ledger_view
-from pytest_assistant_eval.run.usage import add_rate_limits
+from pytest_assistant_eval.results.usage import add_rate_limits
 from tests.providers.test_pacing import DAY0, FakeClock
 
 

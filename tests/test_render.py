@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_assistant_eval.stats import Interval, wilson
-from pytest_assistant_eval.tables.render import (
+from pytest_assistant_eval.tabular.render import (
     display_width,
     format_count,
     format_percent,

@@ -18,7 +18,7 @@ from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.suites.calibration.grade.folder import grade_command
 from pytest_assistant_eval.tables.report import report_command
 from pytest_assistant_eval.tables.summary import summary_command
-from pytest_assistant_eval.run.writer_lock import FolderInUse, WriterLock, check_under, live_holder
+from pytest_assistant_eval.results.writer_lock import FolderInUse, WriterLock, check_under, live_holder
 
 
 def run_cli(world: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

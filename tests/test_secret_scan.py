@@ -18,8 +18,8 @@ from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderE
 from pytest_assistant_eval.providers.keys import get_key
 from pytest_assistant_eval.providers.openai_compat import classify_openai
 from pytest_assistant_eval.providers.presets import make_provider
-from pytest_assistant_eval.providers.redact import redact, redact_clip
-from pytest_assistant_eval.providers.secret import Secret, Secrets, weak_key_line
+from pytest_assistant_eval.redact import redact, redact_clip
+from pytest_assistant_eval.secret import Secret, Secrets, weak_key_line
 from pytest_assistant_eval.records import write_json_atomic
 from pytest_assistant_eval.run.report_redaction import redact_report
 from tests.providers.fakes.openai_fake import OpenAIFake

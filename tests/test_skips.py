@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_assistant_eval.run import session as runner
-from pytest_assistant_eval.run import skips
+from pytest_assistant_eval.results import skips
 
 
 def options(world_dir: Path, out: Path, calibration: Path, model: str = "oracle") -> runner.RunOptions:

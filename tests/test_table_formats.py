@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 
 from graded_helpers import CALIBRATION, REPO, run_and_grade
-from pytest_assistant_eval.tables.formats import Column, DataTable, TableFormatError, emit, to_csv
+from pytest_assistant_eval.tabular.formats import Column, DataTable, TableFormatError, emit, to_csv
 
 pd = pytest.importorskip("pandas")
 duckdb = pytest.importorskip("duckdb")

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.providers.secret import Secrets
-from pytest_assistant_eval.providers.redact import KEY_MARK
+from pytest_assistant_eval.secret import Secrets
+from pytest_assistant_eval.redact import KEY_MARK
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"

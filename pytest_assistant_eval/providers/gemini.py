@@ -26,7 +26,7 @@ from pytest_assistant_eval.conversation.messages import (
     Usage,
 )
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
-from pytest_assistant_eval.providers.redact import provider_text
+from pytest_assistant_eval.redact import provider_text
 from pytest_assistant_eval.providers.http import (
     HTTPProvider,
     Wire,

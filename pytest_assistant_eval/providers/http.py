@@ -50,9 +50,9 @@ from pytest_assistant_eval.providers.limits import (
     fold,
 )
 from pytest_assistant_eval.providers.pacing import need_for
-from pytest_assistant_eval.providers.redact import provider_text, redact, redact_clip
+from pytest_assistant_eval.redact import provider_text, redact, redact_clip
 from pytest_assistant_eval.providers.replies import checked_response, guarded_error
-from pytest_assistant_eval.providers.secret import Secret, Secrets, unsendable_at
+from pytest_assistant_eval.secret import Secret, Secrets, unsendable_at
 
 USER_AGENT = "pytest-assistant-eval"
 

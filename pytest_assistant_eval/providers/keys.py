@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from pytest_assistant_eval.providers.errors import ConfigurationError, MissingKey
-from pytest_assistant_eval.providers.secret import Secret, unsendable_at
+from pytest_assistant_eval.secret import Secret, unsendable_at
 
 KEYRING_SERVICE = "assistant-eval"
 

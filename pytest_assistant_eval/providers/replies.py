@@ -20,7 +20,7 @@ from typing import Any, get_args
 
 from pytest_assistant_eval.conversation.messages import ChatResponse, StopReason, Usage
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
-from pytest_assistant_eval.providers.redact import provider_text
+from pytest_assistant_eval.redact import provider_text
 
 #: What a parser raises on a shape it was not written for.
 SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, RecursionError)

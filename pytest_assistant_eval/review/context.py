@@ -78,7 +78,7 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
     results folders are not found, is refused: the queue is drawn over every graded cell, and
     the owner reads the record.
     """
-    from pytest_assistant_eval.run.planning import load_calibration
+    from pytest_assistant_eval.suites.plan import load_calibration
 
     source = open_grading(grading_dir, results)
     if source.ungraded:

@@ -25,7 +25,7 @@ from pytest_assistant_eval.conversation.checkpoint import (
     setting_reason,
 )
 from pytest_assistant_eval.conversation.loop import Conversation, LoopState, request_body_sha256
-from pytest_assistant_eval.run.planning import ModelSpec
+from pytest_assistant_eval.suites.plan import ModelSpec
 from pytest_assistant_eval.run.provider_setup import take_attempts
 from pytest_assistant_eval.conversation.backend import LogEntry
 

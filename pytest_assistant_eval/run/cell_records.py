@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.providers.errors import ProviderError
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.records import RecordError, read_json, write_json_atomic
 
 __all__ = ["add_session_fields", "quota_na_record", "context_na_record", "na_reason", "user_error", "write_record"]

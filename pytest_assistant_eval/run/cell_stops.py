@@ -17,10 +17,10 @@ from typing import Any, Callable
 
 from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.conversation.checkpoint import write_checkpoint
-from pytest_assistant_eval.run.planning import CellResult, ModelSpec
+from pytest_assistant_eval.suites.plan import CellResult, ModelSpec
 from pytest_assistant_eval.run.provider_setup import take_attempts
 from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.secret import Secrets
 
 __all__ = ["Stops", "provider_words", "unsaved_advice", "same_request_stops", "tpm_refusals"]
 

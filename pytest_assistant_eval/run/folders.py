@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.run.cell_checkpoints import now
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError, results_dir
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError, results_dir
 from pytest_assistant_eval.records import HARNESS_VERSION, RecordError, read_json, redact_data, set_aside, write_json_atomic
 from pytest_assistant_eval.run.results_folder import refuse_grading_folder, remove_harness_temporaries
 
@@ -80,7 +80,7 @@ def record_selection(options: RunOptions, suite: Any, models: dict[str, ModelSpe
     asks would leave the folder "unfinished" for grade-ai for ever. The selection is recorded so
     the plan can be told from a smaller matrix.
     """
-    from pytest_assistant_eval.run.usage import update_run
+    from pytest_assistant_eval.results.usage import update_run
 
     for label, spec in models.items():
         mine = [c for c in selected if c.model == label]
@@ -99,8 +99,8 @@ def record_selection(options: RunOptions, suite: Any, models: dict[str, ModelSpe
 
 def skip_cells(options: RunOptions, suite: Any, skip: list[str], reason: str, unskip: list[str]) -> list[str]:
     """``--skip`` / ``--unskip``: needs the folder's identity options only (no key, no notice)."""
-    from pytest_assistant_eval.run import skips
-    from pytest_assistant_eval.run.writer_lock import WriterLock
+    from pytest_assistant_eval.results import skips
+    from pytest_assistant_eval.results.writer_lock import WriterLock
 
     if len(options.models) != 1:
         raise UsageError("--skip and --unskip work on one results folder: name one model")

@@ -16,10 +16,10 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, check_route, results_dir
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, check_route, results_dir
 from pytest_assistant_eval.providers.errors import ProviderError
 from pytest_assistant_eval.suites.calibration.reference import make_scripted
-from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.secret import Secret, Secrets
 
 __all__ = ["Providers", "USER_LABEL", "clock", "today", "retry_extra", "take_attempts"]
 
@@ -164,7 +164,7 @@ class Providers:
         if key not in self.probes:
             from pytest_assistant_eval.providers.ollama import applicable, probe
             from pytest_assistant_eval.providers.presets import resolve_base_url
-            from pytest_assistant_eval.run.usage import update_run_entry
+            from pytest_assistant_eval.results.usage import update_run_entry
 
             try:
                 found = probe(resolve_base_url(spec.preset, spec.base_url), spec.model, num_ctx)
@@ -213,7 +213,7 @@ class Providers:
         usage = self.usage(label)
         if not usage or not any(u["requests"] for u in usage.values()):
             return
-        from pytest_assistant_eval.run.usage import add_usage
+        from pytest_assistant_eval.results.usage import add_usage
 
         for index, spec in enumerate(self.models.values()):
             mine = {k: v for k, v in usage.items() if k == f"{spec.preset}:{spec.model}"}

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_assistant_eval.providers.redact import redact
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.redact import redact
+from pytest_assistant_eval.secret import Secrets
 
 SHOWLOCALS_LINE = ("assistant-eval: -l (--showlocals) is off for cells: a cell's locals hold the provider's answers "
                    "and the request's headers, which may hold a key")

@@ -28,7 +28,7 @@ from pytest_assistant_eval.run import folders as run_folders
 from pytest_assistant_eval.run.cell_stops import Stops
 from pytest_assistant_eval.conversation.checkpoint import CheckpointJournal, checkpoint_path, counted_requests
 from pytest_assistant_eval.conversation.loop import Conversation, Limits
-from pytest_assistant_eval.run.planning import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
+from pytest_assistant_eval.suites.plan import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
     CELL_ID,
     KNOWN_PRESETS,
     CellResult,
@@ -48,7 +48,7 @@ from pytest_assistant_eval.run.planning import (  # noqa: F401 - re-exported: th
 )
 from pytest_assistant_eval.run.provider_setup import USER_LABEL, Providers, take_attempts, today
 from pytest_assistant_eval.providers.errors import ProviderError
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.records import git_commit
 from pytest_assistant_eval.run.folders import BROKEN_DIR, WORK_DIR  # noqa: F401 - re-exported
 from pytest_assistant_eval.suites import make_suite
@@ -92,7 +92,7 @@ class RunSession:
                                    data_source=self.suite.data_source)
         self.stops = Stops()
         self.requests_sent = 0  # requests this process sent (or was about to send), for the progress line
-        from pytest_assistant_eval.run.skips import read_skips
+        from pytest_assistant_eval.results.skips import read_skips
 
         self._skips = {label: read_skips(results_dir(options, spec)) for label, spec in self.models.items()}
         self.providers.check_routes()
@@ -282,7 +282,7 @@ class RunSession:
 
     def usage_lines(self) -> list[str]:
         """The run's requests and tokens per provider, as every process of it added them to run.json."""
-        from pytest_assistant_eval.run.usage import read_usage, usage_lines
+        from pytest_assistant_eval.results.usage import read_usage, usage_lines
 
         lines: list[str] = []
         for spec in self.models.values():

@@ -24,8 +24,8 @@ from typing import Any, Iterable
 
 from filelock import FileLock
 
-from pytest_assistant_eval.providers.redact import redact_clip
-from pytest_assistant_eval.providers.secret import Secrets
+from pytest_assistant_eval.redact import redact_clip
+from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.records import SPENT_FORMAT, RecordError, read_json, write_json_atomic
 
 MESSAGE_LIMIT = 300

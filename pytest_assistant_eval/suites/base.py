@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
-from pytest_assistant_eval.run.planning import ModelSpec
+from pytest_assistant_eval.suites.plan import ModelSpec
 
 __all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "UserSide"]
 

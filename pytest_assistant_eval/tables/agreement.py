@@ -35,7 +35,7 @@ from pytest_assistant_eval.stats import (
     observed_agreement,
     wilson,
 )
-from pytest_assistant_eval.tables.render import format_percent, render_table
+from pytest_assistant_eval.tabular.render import format_percent, render_table
 
 __all__ = ["ITEM_CATEGORIES", "QUESTION_OUTCOMES", "TASK_OUTCOMES", "UNDERSTANDABILITY", "Pairs", "Measure",
            "measure", "collect", "render_agreement", "write_agreement", "DISAGREEMENT_BAR", "REVIEW_ALL"]

@@ -28,7 +28,7 @@ from pytest_assistant_eval.tables.evidence import (
     level_classes,
     proposed_calls,
 )
-from pytest_assistant_eval.tables.render import format_percent, format_rate, render_table
+from pytest_assistant_eval.tabular.render import format_percent, format_rate, render_table
 from pytest_assistant_eval.tables.results_file import latest
 from pytest_assistant_eval.tables.tally import APART, QUESTION_KINDS, Tally, is_question, setting_label, tally
 
@@ -325,8 +325,8 @@ def calibrate_command(results_file: Path, calibration: Path, *, set_version: str
     header = (f"Calibration from {results_file}: {len(kept)} cell(s), question set {chosen[0]}, "  # type: ignore[index]
               f"key {chosen[1]}; the latest line of each cell")  # type: ignore[index]
     if fmt != "text":
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import calibrate_tables
+        from pytest_assistant_eval.tabular.formats import emit
+        from pytest_assistant_eval.tabular.table_data import calibrate_tables
 
         blocks = []
         for free, (_, block) in zip((False, True), plan_blocks(kept)):

@@ -28,7 +28,7 @@ from pytest_assistant_eval.stats import (
     smallest_detectable,
 )
 from pytest_assistant_eval.tables.digest import without_gc
-from pytest_assistant_eval.tables.render import format_percent, render_table
+from pytest_assistant_eval.tabular.render import format_percent, render_table
 
 __all__ = ["Comparison", "compare_cells", "render_compare", "compare_command", "model_label", "row_texts",
            "closing_lines"]
@@ -188,8 +188,8 @@ def compare_command(grading_dir: Path, a: str, b: str, out: TextIO = sys.stdout,
         return 2
     rows = compare_cells(cells, a, b)
     if fmt != "text":
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import compare_tables
+        from pytest_assistant_eval.tabular.formats import emit
+        from pytest_assistant_eval.tabular.table_data import compare_tables
 
         emit(fmt, compare_tables(rows, a, b), None, out, table=table)
         return 0

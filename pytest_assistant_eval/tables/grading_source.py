@@ -218,7 +218,7 @@ class GradingSource:
 
     def skips(self, folder: str) -> dict[str, dict[str, Any]]:
         """The cells the owner skipped in that folder (``skips.json``), by cell id."""
-        from pytest_assistant_eval.run.skips import read_skips
+        from pytest_assistant_eval.results.skips import read_skips
 
         base = self.folders.get(folder)
         return read_skips(base) if base is not None else {}
@@ -343,7 +343,7 @@ def open_grading(grading_dir: Path, results: Sequence[Path] = (), *, slim: bool 
         identities[folder["name"]] = folder["identity"]
         folders[folder["name"]] = find_results_folder(grading_dir, folder["path_hint"], folder["identity"], results)
     if command is not None:
-        from pytest_assistant_eval.run.writer_lock import refuse_live
+        from pytest_assistant_eval.results.writer_lock import refuse_live
 
         for found in folders.values():
             if found is not None:

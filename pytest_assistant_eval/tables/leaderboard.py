@@ -18,8 +18,8 @@ from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.stats import Interval, median, pass_hat_k, wilson
 from pytest_assistant_eval.tables.digest import without_gc
-from pytest_assistant_eval.tables.ranking import SAFETY_RULE, colour_unsafe, rank_key, unsafe_text, use_colour
-from pytest_assistant_eval.tables.render import format_rate, render_table
+from pytest_assistant_eval.tabular.ranking import SAFETY_RULE, colour_unsafe, rank_key, unsafe_text, use_colour
+from pytest_assistant_eval.tabular.render import format_rate, render_table
 
 BEHAVIOURS = ("asks_first", "asks_for_info", "real_info", "reports_back", "resists_injections")
 
@@ -227,8 +227,8 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     pairs = task_pairs(calibration)
     boards = collect(cells, pairs, by_level)
     if fmt != "text":
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import leaderboard_tables
+        from pytest_assistant_eval.tabular.formats import emit
+        from pytest_assistant_eval.tabular.table_data import leaderboard_tables
 
         emit(fmt, leaderboard_tables(board_rows(boards, pairs, k), task_counts(boards), k, by_level), None, out,
              table=table)
@@ -243,7 +243,7 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
 
 
 def task_pairs(calibration: Path | None) -> dict[str, str]:
-    from pytest_assistant_eval.run.planning import load_calibration
+    from pytest_assistant_eval.suites.plan import load_calibration
 
     cases, _ = load_calibration(calibration or default_calibration_dir())
     return {t.id: t.pair for t in cases.tasks if t.pair}

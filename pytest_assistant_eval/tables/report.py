@@ -70,7 +70,7 @@ def cells_href(**filters: Any) -> str:
 
 
 def _rate(interval: Interval, **filters: Any) -> Rate:
-    from pytest_assistant_eval.tables.render import format_rate
+    from pytest_assistant_eval.tabular.render import format_rate
 
     return Rate(format_rate(interval), interval, cells_href(**filters))
 
@@ -78,7 +78,7 @@ def _rate(interval: Interval, **filters: Any) -> Rate:
 def leaderboard_context(cells: Sequence[Mapping[str, Any]], pairs: dict[str, str], k: int) -> dict[str, Any]:
     """The leaderboard's rows (``board_rows``) with links to the runs behind each figure."""
     from pytest_assistant_eval.tables.leaderboard import BEHAVIOURS, board_rows, collect
-    from pytest_assistant_eval.tables.ranking import SAFETY_RULE, unsafe_text
+    from pytest_assistant_eval.tabular.ranking import SAFETY_RULE, unsafe_text
 
     boards = collect(list(cells), pairs)
     rows = []
@@ -107,7 +107,7 @@ def headline(rows: Sequence[Mapping[str, Any]]) -> str | None:
     if top.unsafe:
         return (f"Every assistant had unsafe runs; by tasks completed {top.label} comes first "
                 f"({top.unsafe} of {top.runs} runs unsafe).")
-    from pytest_assistant_eval.tables.render import format_rate
+    from pytest_assistant_eval.tabular.render import format_rate
 
     return (f"First: {top.label}, no unsafe run, tasks completed {format_rate(top.completed)}. "
             f"{safe} assistant(s) without an unsafe run rank above the {unsafe} with one.")
@@ -407,7 +407,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
     from pytest_assistant_eval.suites.calibration.levels import LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
-    from pytest_assistant_eval.run.writer_lock import FolderInUse
+    from pytest_assistant_eval.results.writer_lock import FolderInUse
 
     started = time.monotonic()
     if k < 1:

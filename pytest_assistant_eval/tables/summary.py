@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from pytest_assistant_eval.tables.digest import without_gc
 from pytest_assistant_eval.tables.lines import BuiltLines
 from pytest_assistant_eval.tables.prices import Prices, route_key
-from pytest_assistant_eval.tables.render import render_table
+from pytest_assistant_eval.tabular.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
 
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
@@ -318,7 +318,7 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines
     from pytest_assistant_eval.tables.results_file import FIELDS, ResultsFileError, append_lines, read_lines
-    from pytest_assistant_eval.run.writer_lock import FolderInUse
+    from pytest_assistant_eval.results.writer_lock import FolderInUse
 
     from pytest_assistant_eval.tables.prices import PricesError, load_prices
 
@@ -342,8 +342,8 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         _costs(grading_dir, groups, prices, out)
         _user_errors(built, source, out)
     else:  # the data alone on stdout, so it pipes into a reader; what else the summary says goes to stderr
-        from pytest_assistant_eval.tables.formats import emit
-        from pytest_assistant_eval.tables.table_data import summary_tables
+        from pytest_assistant_eval.tabular.formats import emit
+        from pytest_assistant_eval.tabular.table_data import summary_tables
 
         emit(fmt, summary_tables(groups, built.lines, prices, judge_usage(grading_dir)), None, out, table=table)
         out = sys.stderr

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.http import iter_sse, parse_arguments, parse_duration
 from pytest_assistant_eval.providers.presets import make_provider
-from pytest_assistant_eval.providers.redact import redact
+from pytest_assistant_eval.redact import redact
 
 plain = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<>\r\n"), max_size=80)
 

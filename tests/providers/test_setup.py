@@ -18,7 +18,7 @@ from pytest_assistant_eval.providers.errors import (
 from pytest_assistant_eval.providers.keys import get_key
 from pytest_assistant_eval.providers.notices import check_notice
 from pytest_assistant_eval.providers.presets import KNOWN_PRESETS, make_provider, route
-from pytest_assistant_eval.providers.redact import redact, redact_clip
+from pytest_assistant_eval.redact import redact, redact_clip
 
 
 class MemoryKeyring(KeyringBackend):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from pytest_assistant_eval.stats import Interval, wilson
-from pytest_assistant_eval.tables.render import format_rate, render_table
+from pytest_assistant_eval.tabular.render import format_rate, render_table
 
 __all__ = ["render_board", "render_crosscheck", "crosscheck_rows", "board_rows", "ours_rows", "board_for_grading_folder",
            "read_grading", "board_command", "setting_label", "start_state_tasks", "BoardRow", "GRADING_FOLDER_NAME",
@@ -96,7 +96,7 @@ def board_rows(cells: Sequence[Mapping[str, Any]]) -> list[BoardRow]:
     rows. Within a setting, safety first (``tables/ranking.py``): every (model, attack) no attack
     succeeded against above every one an attack did, then by benign utility, then by name.
     """
-    from pytest_assistant_eval.tables.ranking import rank_key
+    from pytest_assistant_eval.tabular.ranking import rank_key
 
     groups: dict[tuple[Setting, str], list[Mapping[str, Any]]] = defaultdict(list)
     for c in cells:
@@ -204,7 +204,7 @@ def board_for_grading_folder(grading_dir: Path) -> str | None:
 
 def board_tables(path: Path) -> list[Any]:
     """The board of a grading file as data tables (``--format``; docs/results.md)."""
-    from pytest_assistant_eval.tables.table_data import agentdojo_tables
+    from pytest_assistant_eval.tabular.table_data import agentdojo_tables
 
     cells, runs = read_grading(path)
     return agentdojo_tables(board_rows(cells), ours_rows(cells), runs)
@@ -214,7 +214,7 @@ def board_command(action: str, path: Path, fmt: str = "text", table: str | None 
                   out: TextIO = sys.stdout) -> int:
     """``agentdojo board|crosscheck FILE``: the text, or (board) the data tables in ``fmt``."""
     if action == "board" and fmt != "text":
-        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tabular.formats import emit
 
         emit(fmt, board_tables(path), None, out, table=table)
         return 0

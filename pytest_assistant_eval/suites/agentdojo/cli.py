@@ -57,8 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="grade results folders with AgentDojo's utility() and security()")
     p.add_argument("results", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True, help="the grading file to write (JSON)")
-    from pytest_assistant_eval.tables.formats import add_format_arguments
-    from pytest_assistant_eval.tables.table_data import AGENTDOJO_TABLES
+    from pytest_assistant_eval.tabular.formats import add_format_arguments
+    from pytest_assistant_eval.tabular.table_data import AGENTDOJO_TABLES
 
     for name in ("board", "crosscheck"):
         p = sub.add_parser(name)

@@ -63,7 +63,7 @@ def _pairs(user_tasks: dict[str, Sequence[str]], injection_tasks: dict[str, Sequ
 
 def ours(pairs: Sequence[Pair], attack: str, out: Path, benchmark_version: str | None = None) -> Side:
     """Our oracle through our run and grading; the figures as our board counts them."""
-    from pytest_assistant_eval.run.planning import ModelSpec
+    from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.board import ALL_SUITES, board_rows
     from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell
     from pytest_assistant_eval.suites.agentdojo.grade import grade_record

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.conversation.loop import Conversation, Limits, LoopState
-from pytest_assistant_eval.run.planning import ModelSpec
+from pytest_assistant_eval.suites.plan import ModelSpec
 from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell, AgentDojoCellSpec, AgentDojoOptions
 from pytest_assistant_eval.suites.agentdojo.conversation import level_for
@@ -68,7 +68,7 @@ class AgentDojoRun:
 
     def session(self) -> Any:
         if self._session is None:
-            from pytest_assistant_eval.run.planning import RunOptions
+            from pytest_assistant_eval.suites.plan import RunOptions
             from pytest_assistant_eval.run.session import RunSession
 
             s = self.settings

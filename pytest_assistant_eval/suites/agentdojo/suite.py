@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.run.planning import ModelSpec, RunOptions, UsageError
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError
 from pytest_assistant_eval.suites.agentdojo.cells import (
     DEFAULT_ATTACK,
     LEVEL,
@@ -284,7 +284,7 @@ def leaderboard(grading_dir: Path, fmt: str, out: Any) -> int | None:
         return None
     if fmt != "text":  # the AgentDojo board as data: its own tables
         from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME, board_tables
-        from pytest_assistant_eval.tables.formats import emit
+        from pytest_assistant_eval.tabular.formats import emit
 
         emit(fmt, board_tables(grading_dir / GRADING_FOLDER_NAME), None, out)
         return 0

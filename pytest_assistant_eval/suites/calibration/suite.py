@@ -17,7 +17,7 @@ from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Quest
 from pytest_assistant_eval.suites.calibration.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
-from pytest_assistant_eval.run.planning import (
+from pytest_assistant_eval.suites.plan import (
     CellSpec,
     ModelSpec,
     RunOptions,

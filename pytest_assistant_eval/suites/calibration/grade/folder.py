@@ -37,7 +37,7 @@ from pytest_assistant_eval.suites.calibration.cases.errors import CaseFileErrors
 from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.suites.calibration.levels import LevelsError
 from pytest_assistant_eval.judging.lock import grading_lock
-from pytest_assistant_eval.run.writer_lock import refuse_live
+from pytest_assistant_eval.results.writer_lock import refuse_live
 from pytest_assistant_eval.suites.calibration.checks.checked import (  # noqa: F401 - also this module's public names
     JUDGES,
     RUBRIC_VERSION,
@@ -114,7 +114,7 @@ def load_results(folder: Path, calibration: Path | None = None) -> tuple[dict[st
     names = sorted(path.stem for path in (folder / "cells").glob("*.json"))
     # A run of some cells (-k, -m) plans only those; every cell some run of the folder planned must be finished.
     planned = list(dict.fromkeys(c for entry in run["runs"] for c in entry["matrix"]["cells"]))
-    from pytest_assistant_eval.run.skips import read_skips
+    from pytest_assistant_eval.results.skips import read_skips
 
     have = set(names) | set(read_skips(folder))  # a skipped cell is no gap
     missing = [c for c in planned if c not in have]
@@ -242,7 +242,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     if len(results) == 1 and not single_model:
         raise GradingError("one results folder alone is graded only with --single-model "
                            "(blind grading mixes the cells of several models)")
-    from pytest_assistant_eval.run.planning import load_calibration
+    from pytest_assistant_eval.suites.plan import load_calibration
 
     check_folders(results, grading_dir)
     for folder in results:  # a folder whose run still writes it is no finished folder
@@ -410,7 +410,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_start(calibration: str | None, grading_dir: str, identities: dict[str, Any], changed: bool) -> None:
-    from pytest_assistant_eval.run.planning import load_calibration
+    from pytest_assistant_eval.suites.plan import load_calibration
 
     cases, levels = load_calibration(Path(calibration) if calibration else default_calibration_dir())
     _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed)

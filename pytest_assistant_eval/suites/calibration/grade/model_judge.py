@@ -220,7 +220,7 @@ def judge_provider(index: dict[str, Any], options: JudgeOptions, grading_dir: Pa
     """The judge's provider with its key, notice, pacer and budget; and the lines to say at the start."""
     from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderError
     from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
-    from pytest_assistant_eval.providers.secret import weak_key_line
+    from pytest_assistant_eval.secret import weak_key_line
     from pytest_assistant_eval.providers.notices import check_notice
     from pytest_assistant_eval.providers.presets import make_pacer, make_provider, preset_info, resolve_base_url
 
@@ -247,7 +247,7 @@ def add_usage(grading_dir: Path, grader: str, provider: Any) -> list[str]:
     from filelock import FileLock
 
     from pytest_assistant_eval.records import RecordError, read_json
-    from pytest_assistant_eval.run.usage import COUNTS, usage_lines
+    from pytest_assistant_eval.results.usage import COUNTS, usage_lines
 
     spent = provider.usage_total.to_dict()
     path = grading_dir / "usage.json"

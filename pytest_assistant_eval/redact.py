@@ -2,7 +2,7 @@
 
 Checkpoints, spent.json, records, run.json, the console, junit and grade-ai's messages all pass
 through :func:`redact` (``records.redact`` is this function). It removes the run's own keys
-(a :class:`~pytest_assistant_eval.providers.secret.Secrets`: weak keys are never searched for,
+(a :class:`~pytest_assistant_eval.secret.Secrets`: weak keys are never searched for,
 see that module), anything shaped like a bearer token, an API key or a key header, ``key=``
 query parameters, and absolute local paths. It must never raise.
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_assistant_eval.providers.secret import Secret, Secrets
+from pytest_assistant_eval.secret import Secret, Secrets
 
 KEY_MARK = "[key]"
 PATH_MARK = "[path]"

@@ -257,7 +257,7 @@ def check_route(spec: ModelSpec, accept_data_notice: bool, data_source: str | No
     from pytest_assistant_eval.providers.keys import get_key, key_destination, key_source, missing_key_line
     from pytest_assistant_eval.providers.notices import check_notice
     from pytest_assistant_eval.providers.presets import preset_info, resolve_base_url
-    from pytest_assistant_eval.providers.secret import weak_key_line
+    from pytest_assistant_eval.secret import weak_key_line
 
     try:
         notices = check_notice(spec.preset, spec.model, spec.base_url, accept_data_notice, world_verified=True,

@@ -2,7 +2,7 @@
 
 Each builder takes the figures a command already computed for its text tables (board rows,
 summary groups, calibrate's rate rows, AgentDojo's rates) and lays them out as
-:class:`~pytest_assistant_eval.tables.formats.DataTable` s with the columns documented in
+:class:`~pytest_assistant_eval.tabular.formats.DataTable` s with the columns documented in
 ``docs/results.md``. A builder never counts anything itself, so the data and the text can
 never disagree. Bump a table's version when a column changes meaning, is renamed or removed.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_assistant_eval.tables.formats import Column, DataTable, rate_columns, rate_values
+from pytest_assistant_eval.tabular.formats import Column, DataTable, rate_columns, rate_values
 
 __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
            "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables"]
