@@ -140,3 +140,17 @@ class WorldBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One changed field; a row added or removed has ``field`` None and the whole row on one side."""
+
+    table: str
+    key: str
+    field: str | None
+    before: Any
+    after: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "key": self.key, "field": self.field, "before": self.before, "after": self.after}

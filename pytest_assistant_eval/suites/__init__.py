@@ -12,7 +12,7 @@ import importlib
 from typing import Any
 
 __all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module", "suite_leaderboard", "suite_boards", "suite_command",
-           "suite_of_results", "suite_grade"]
+           "suite_of_results", "suite_grade", "suite_part", "scripted_models", "register_suite"]
 
 #: suite name -> the module whose ``make_suite(options, commit)`` makes it.
 SUITES = {
@@ -24,9 +24,33 @@ DEFAULT_SUITE = "calibration"
 
 def suite_module(name: str) -> Any:
     """The module of a suite by name; ``ValueError`` naming the known ones for any other."""
+    return importlib.import_module(suite_module_name(name))
+
+
+def suite_part(name: str, part: str) -> Any:
+    """A named part of a suite's package (``suite_part("calibration", "levels")``): how the tables,
+    the review and the front doors read what only that suite has (its levels, its cases, its
+    grading) without importing its internals (tests/test_structure.py)."""
+    package = suite_module_name(name).rpartition(".")[0]
+    return importlib.import_module(f"{package}.{part}")
+
+
+def suite_module_name(name: str) -> str:
+    """The module path of a suite by name; ``ValueError`` naming the known ones for any other."""
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; the suites are: {', '.join(SUITES)}")
-    return importlib.import_module(SUITES[name])
+    return SUITES[name]
+
+
+def scripted_models(name: str = DEFAULT_SUITE) -> Any:
+    """The reference assistants' names of a suite (its module's ``SCRIPTED_MODELS``)."""
+    return suite_module(name).SCRIPTED_MODELS
+
+
+def register_suite(name: str, module: str) -> None:
+    """Add a suite to the registry (a third suite, a test's toy suite): ``module`` gives
+    ``make_suite(options, commit)`` and ``suite_options(parts, get)`` like the shipped ones."""
+    SUITES[name] = module
 
 
 def make_suite(options: Any, commit: str | None = None) -> Any:

@@ -13,6 +13,8 @@ A suite module also gives ``make_suite(options, commit)`` and ``suite_options(pa
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -129,3 +131,17 @@ class Suite(Protocol):
 
     def next_command(self, folders: list[Path], out: Path) -> str:
         """The command that grades this run's results folders (said after a finished run)."""
+
+
+def next_command(folders: Sequence[Path], out: Path) -> str:
+    """The ``grade-ai`` that grades this run's results folders, into a grading folder outside all of them.
+
+    Several models: their parent ``out`` holds the results folders, so ``out/grading`` is outside
+    each. One model: ``out`` is the results folder, so the grading goes beside it.
+    """
+    quoted = " ".join(shlex.quote(str(f)) for f in folders)
+    if len(folders) > 1:
+        return f"assistant-eval grade-ai {quoted} --dir {shlex.quote(str(out / 'grading'))}"
+    folder = Path(folders[0]) if folders else out
+    grading = folder.parent / f"{folder.name}-grading"
+    return f"assistant-eval grade-ai {quoted} --single-model --dir {shlex.quote(str(grading))}"

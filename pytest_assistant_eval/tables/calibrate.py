@@ -302,7 +302,10 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
                       key_version: str | None = None, out: TextIO = sys.stdout, fmt: str = "text",
                       table: str | None = None) -> int:
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError, load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    _levels = suite_part("calibration", "levels")
+    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
     from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
 
     try:

@@ -382,7 +382,9 @@ def _static(name: str) -> str:
 def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
                  unblind: bool = False, compare: Sequence[str] | None = None, prices: Any = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
-    from pytest_assistant_eval.suites.calibration.levels import load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    load_levels = suite_part("calibration", "levels").load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
     from pytest_assistant_eval.tables.lines import build_lines
 
@@ -405,7 +407,9 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
                    results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
                    compare: Sequence[str] | None = None, prices_file: Path | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError
+    from pytest_assistant_eval.suites import suite_part
+
+    LevelsError = suite_part("calibration", "levels").LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
     from pytest_assistant_eval.results.writer_lock import FolderInUse
 

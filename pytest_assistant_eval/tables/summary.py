@@ -231,8 +231,7 @@ def _reference_lines(built: BuiltLines, target: Path, calibration: Path) -> set[
 
 def judge_usage(grading_dir: Path) -> dict[str, dict[str, int]]:
     """The judge's requests and tokens per ``PRESET:MODEL``, from the grading's ``usage.json`` (none: offline)."""
-    from pytest_assistant_eval.suites.calibration.grade.model_judge import USAGE_FORMAT
-    from pytest_assistant_eval.records import RecordError, read_json
+    from pytest_assistant_eval.records import USAGE_FORMAT, RecordError, read_json
 
     path = grading_dir / "usage.json"
     if not path.exists():
@@ -313,7 +312,10 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
                     table: str | None = None, prices_file: Path | None = None) -> int:
     from pytest_assistant_eval.judging.lock import grading_lock
 
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError, load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    _levels = suite_part("calibration", "levels")
+    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import build_lines

@@ -302,7 +302,7 @@ def grade(results: list[Path], grading_dir: Path) -> int:
     import sys
 
     from pytest_assistant_eval.judging.errors import GradingError
-    from pytest_assistant_eval.suites.calibration.grade.folder import check_folders
+    from pytest_assistant_eval.judging.folders import check_folders
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders

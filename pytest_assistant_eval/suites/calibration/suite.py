@@ -17,17 +17,16 @@ from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Quest
 from pytest_assistant_eval.suites.calibration.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
-from pytest_assistant_eval.suites.plan import (
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions
+from pytest_assistant_eval.suites.calibration.plan import (
     CellSpec,
-    ModelSpec,
-    RunOptions,
     check_world_path,
     level_setting,
     load_calibration,
     plan_cells,
     tool_definitions,
 )
-from pytest_assistant_eval.suites.calibration.reference import CellContext, make_scripted
+from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS, CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
 from pytest_assistant_eval.suites.base import FinishedCell, UserSide
 from pytest_assistant_eval.conversation.backend import Policy
@@ -37,7 +36,7 @@ from pytest_assistant_eval.suites.calibration.world.services import open_world
 from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
 from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
-__all__ = ["CalibrationSuite", "make_suite"]
+__all__ = ["CalibrationSuite", "make_suite", "plan_only", "SCRIPTED_MODELS"]
 
 
 @dataclass
@@ -153,7 +152,7 @@ class CalibrationSuite:
         return make_scripted(name)
 
     def next_command(self, folders: list[Path], out: Path) -> str:
-        from pytest_assistant_eval.run.progress import next_command
+        from pytest_assistant_eval.suites.base import next_command
 
         return next_command(folders, out)
 
@@ -226,7 +225,7 @@ class CalibrationSuite:
 
 
 def _now() -> str:
-    from pytest_assistant_eval.run.cell_checkpoints import now
+    from pytest_assistant_eval.records import now
 
     return now()
 
@@ -236,6 +235,14 @@ def suite_options(parts: tuple[str, ...], get: Callable[[str], Any]) -> None:
     if parts:
         raise ValueError(f"the calibration suite has no parts ({', '.join(parts)}); choose cells with --levels, -k or -m")
     return None
+
+
+def plan_only(options: RunOptions) -> Any:
+    """The cells of a run without checking its world (``--skip``/``--unskip`` need only the ids)."""
+    from types import SimpleNamespace
+
+    cases, levels = load_calibration(options.calibration)
+    return SimpleNamespace(cells=plan_cells(cases, levels, options), run_format=RUN_FORMAT)
 
 
 def make_suite(options: RunOptions, commit: str | None = None) -> CalibrationSuite:
