@@ -3,7 +3,7 @@
 Every file the harness writes goes through ``write_json_atomic`` (temp file in the same
 folder, fsync, rename, fsync of the folder), so a process killed at any instant leaves
 either the old file or the new one, never half of one. Records are redacted before they
-are written: no key, no absolute local path (one policy for every writer: ``providers/redact.py``).
+are written: no key, no absolute local path (one policy for every writer: ``redact.py``).
 """
 
 from __future__ import annotations

@@ -139,6 +139,10 @@ class WorldBackend(Protocol):
         """The state as checks see it (same shape as a snapshot)."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the cell's copy holds (the session calls it once the cell is done)."""
+        ...
+
     def close(self) -> None: ...
 
 

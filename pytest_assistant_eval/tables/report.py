@@ -428,7 +428,11 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
             print(f"assistant-eval report: --prices {prices_file}:\n{exc}", file=sys.stderr)
             return 2
     try:
-        page = build_report(grading_dir, calibration, results, k, unblind, compare, prices)
+        from pytest_assistant_eval.suites import suite_report
+
+        # another suite's grading folder (issue 32): that suite's page; else the calibration's
+        page = suite_report(grading_dir) or build_report(grading_dir, calibration, results, k, unblind, compare,
+                                                         prices)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:

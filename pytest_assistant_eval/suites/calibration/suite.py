@@ -28,7 +28,7 @@ from pytest_assistant_eval.suites.calibration.plan import (
 )
 from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS, CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
-from pytest_assistant_eval.suites.base import FinishedCell, UserSide
+from pytest_assistant_eval.suites.base import FinishedCell, SuiteBase, UserSide
 from pytest_assistant_eval.conversation.backend import Policy
 from pytest_assistant_eval.suites.calibration.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.suites.calibration.world.names import Names
@@ -87,7 +87,7 @@ class CalibrationCell:
         return self.suite.finished_record(self, done)
 
 
-class CalibrationSuite:
+class CalibrationSuite(SuiteBase):
     """The grounding world's cells (``Suite``); made once per process."""
 
     name = "calibration"
