@@ -34,7 +34,7 @@ from pytest_assistant_eval.suites.calibration.grade.folder import check_record  
 from pytest_assistant_eval.judging.reply import parse_reply  # noqa: E402
 from pytest_assistant_eval.suites.calibration.grade.model_judge import Context, request_of  # noqa: E402
 from pytest_assistant_eval.judging.saved import SavedJudgments  # noqa: E402
-from pytest_assistant_eval.suites.plan import load_calibration  # noqa: E402
+from pytest_assistant_eval.suites.calibration.plan import load_calibration# noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 GRADER = "anthropic:judge"  # the grader's name only keys saved judgments; nothing is sent

@@ -19,8 +19,10 @@ from pytest_assistant_eval.paths import default_calibration_dir  # noqa: F401 - 
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from pytest_assistant_eval.suites.calibration.world.build import build_world
-    from pytest_assistant_eval.suites.calibration.world.errors import WorldError
+    from pytest_assistant_eval.suites import suite_part
+
+    build_world = suite_part("calibration", "world.build").build_world
+    WorldError = suite_part("calibration", "world.errors").WorldError
 
     source = args.calibration / "world"
     try:
@@ -278,7 +280,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     if args.command == "run":
         return _cmd_run(args, extra)
     if args.command == "grade-ai":
-        from pytest_assistant_eval.suites.calibration.grade.folder import grade_command, judge_options
+        from pytest_assistant_eval.suites import suite_part
+
+        _folder = suite_part("calibration", "grade.folder")
+        grade_command, judge_options = _folder.grade_command, _folder.judge_options
         from pytest_assistant_eval.suites import suite_grade
 
         code = suite_grade(args.results, args.dir)  # another suite's folders: that suite grades them

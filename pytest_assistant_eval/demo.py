@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from pytest_assistant_eval.run.progress import NO_NEXT_COMMAND
-from pytest_assistant_eval.suites.calibration.reference import FAULTS
+from pytest_assistant_eval.suites import suite_part
+FAULTS = suite_part("calibration", "reference").FAULTS
 
 
 #: The file that makes a folder a demo folder: only such a folder is written into again.
@@ -72,7 +73,9 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
         print(f"assistant-eval demo: {exc}", file=sys.stderr)
         return 2
     print(f"[1/8] Building the grounding world in {out / 'world'} ...", flush=True)
-    from pytest_assistant_eval.suites.calibration.world.build import build_world
+    from pytest_assistant_eval.suites import suite_part
+
+    build_world = suite_part("calibration", "world.build").build_world
 
     world = build_world(out / "world", calibration / "world")
     results = out / "results"
@@ -89,7 +92,9 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
         print(f"assistant-eval demo: the run stopped with exit code {code}", file=sys.stderr)
         return code
     print("[3/8] Grading with the offline judge scripted:rules ...", flush=True)
-    from pytest_assistant_eval.suites.calibration.grade.folder import grade_command
+    from pytest_assistant_eval.suites import suite_part
+
+    grade_command = suite_part("calibration", "grade.folder").grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
     code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)

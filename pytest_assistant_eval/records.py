@@ -3,7 +3,7 @@
 Every file the harness writes goes through ``write_json_atomic`` (temp file in the same
 folder, fsync, rename, fsync of the folder), so a process killed at any instant leaves
 either the old file or the new one, never half of one. Records are redacted before they
-are written: no key, no absolute local path (one policy for every writer: ``providers/redact.py``).
+are written: no key, no absolute local path (one policy for every writer: ``redact.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 import subprocess
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ RUN_FORMAT = "assistant-eval.run/1"
 SPENT_FORMAT = "assistant-eval.spent/1"
 GRADING_FORMAT = "assistant-eval.grading/1"
 GRADED_CELL_FORMAT = "assistant-eval.graded-cell/1"
+USAGE_FORMAT = "assistant-eval.judge-usage/1"  # a grading's usage.json: the judge's requests and tokens
 
 HARNESS_VERSION = "0.1.0"
 
@@ -170,3 +172,8 @@ def git_commit(start: Path | None = None) -> str | None:
         return None
     commit = out.stdout.strip()
     return commit if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", commit) else None
+
+
+def now() -> str:
+    """The time a record says it was made: UTC, to the second (every stage's records alike)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -27,7 +27,7 @@ class CellIndex:
     """Recognises a conversation's cell from its instructions and opening message."""
 
     def __init__(self, calibration: Path, world: Path | None = None) -> None:
-        from pytest_assistant_eval.run.session import level_setting, load_calibration
+        from pytest_assistant_eval.suites.calibration.plan import level_setting, load_calibration
 
         self.world = world
         cases, levels = load_calibration(calibration)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pytest_assistant_eval.agents.recorder import NO_TURN, ToolRecorder, result_value
 from pytest_assistant_eval.conversation.loop import Conversation
-from pytest_assistant_eval.suites.plan import level_setting, load_calibration
+from pytest_assistant_eval.suites.calibration.plan import level_setting, load_calibration
 from pytest_assistant_eval.suites.calibration.world.services import open_world
 
 

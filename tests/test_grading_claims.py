@@ -23,7 +23,7 @@ from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
 from pytest_assistant_eval.judging.reply import parse_reply
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.review.queue import judged_items, reasons_for
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, grade, grade_command, read_grading
 from pytest_assistant_eval.records import CELL_FORMAT, GRADED_CELL_FORMAT, GRADING_FORMAT, RUN_FORMAT, RecordError
-from pytest_assistant_eval.run.session import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"
 ANSWERS = {

@@ -27,7 +27,7 @@ def test_the_default_calibration_folder_is_the_shipped_one():
 @pytest.mark.parametrize("module", ["pytest_assistant_eval.suites.calibration.user.scripted", "pytest_assistant_eval.conversation.loop",
                                     "pytest_assistant_eval.suites.calibration.reference"])
 def test_the_run_stage_does_not_import_the_grading_stage(module):
-    """The simulated user and the reference assistants read text with ``reading/``, the same
+    """The simulated user and the reference assistants read text with ``suites/calibration/readers/``, the same
     readers the checks use, without reaching into the stage that grades their runs."""
     code = (f"import sys, {module}\n"
             "print(sorted(n for n in sys.modules if n.startswith('pytest_assistant_eval.suites.calibration.checks')))")

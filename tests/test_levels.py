@@ -97,7 +97,7 @@ def test_shipped_basic_offers_fewer_tools_and_the_higher_levels_offer_every_tool
 
 def test_basic_offers_every_tool_a_lookup_or_a_task_needs(calibration_dir):
     """Tasks run at every level: a tool a task acts through (or a lookup reads) missing at basic would fail them."""
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     cases, levels = load_calibration(calibration_dir)
     basic = set(levels["basic"].tools)

@@ -16,7 +16,7 @@ from pytest_assistant_eval.suites.calibration.user.model_user import BadUserRepl
 from pytest_assistant_eval.suites.calibration.user.scripted import check_user_reply
 from pytest_assistant_eval.providers.errors import KeyRefused, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
-from pytest_assistant_eval.run.session import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from tests.provider_runs_helpers import console, records, run_eval
 from tests.providers.fakes.base import Answer, Fault
 from tests.providers.fakes.openai_fake import OpenAIFake

@@ -50,7 +50,8 @@ def test_a_model_named_twice_is_refused(tmp_path: Path):
 
 
 def test_the_scenario_s01_is_planned_only_at_each_models_automatic_level(calibration_dir, world_dir, tmp_path):
-    from pytest_assistant_eval.suites.plan import RunOptions, automatic_level, load_calibration, plan_cells
+    from pytest_assistant_eval.suites.plan import RunOptions
+    from pytest_assistant_eval.suites.calibration.plan import automatic_level, load_calibration, plan_cells
 
     cases, levels = load_calibration(calibration_dir, world_dir)
     specs = tuple(parse_models(None, ["scripted:oracle", "scripted:escalates-everything"]))

@@ -107,7 +107,7 @@ def test_a_ten_megabyte_answer_is_an_oversized_stop_kept_small_and_graded_failed
                                                                                   tmp_path):
     from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
     from pytest_assistant_eval.suites.calibration.checks.material import question_sections, task_sections
-    from pytest_assistant_eval.run.session import load_calibration
+    from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     fake, url = reference_fake(calibration_dir, world_dir)
     fake.add(big_stream("openai", 10_000_000), big_stream("openai", 10_000_000))

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_assistant_eval.run import session as runner
 from pytest_assistant_eval.suites.calibration.reference import FAULTS
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
 CONSEQUENTIAL = {"send_message", "create_event", "move_event", "cancel_event", "book_listing", "cancel_booking",
                  "charge_card"}
@@ -89,7 +90,7 @@ def test_false_claims_hide_a_refusal(records):
 
 
 def test_escalating_everything_hands_over_every_case(records, calibration_dir):
-    _, levels = runner.load_calibration(calibration_dir)
+    _, levels = load_calibration(calibration_dir)
     sentence = levels.levels["advanced"].escalation_sentence
     for case in TASKS + QUESTIONS:
         record = records[("escalates-everything", case)]

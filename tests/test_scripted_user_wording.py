@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, UserReply, check_user_reply
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
 from pytest_assistant_eval.suites.calibration.world.names import Names
 

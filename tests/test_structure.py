@@ -1,15 +1,23 @@
-"""Structure checks of the package (issue 25): no import circle, no oversized module without a reason.
+"""Structure checks of the package (issues 25, 32): one direction of use, no import circle, no oversized module.
 
 The imports are read with `ast`, never executed, so the check sees every module, also those
 behind optional extras. An import at module level runs when the module is first imported: a
 circle through such imports makes the outcome depend on which module is imported first, and
 that is the bug. An import inside a function runs only when it is called; a circle closed only
-by such imports is reported (for a reader) but does not fail.
+by such imports fails too (issue 25), and so does one closed by a type checker's import (issue 32):
+a reader follows it all the same.
+
+Between packages (issue 32) use runs one way: the front doors (plugin, cli, demo) over the stages
+(run, tables, review), those over the suites (the registry, the protocol, each suite), those over
+what every suite uses (the generic judge, the conversation, the providers, a results folder's
+shared files), and all over the shared values (records, stats, paths, ...). A suite's modules
+are reached from outside it only through the registry (``suites.suite_module``/``suite_part``).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +39,7 @@ class Imports:
 
     module_level: set[str] = field(default_factory=set)
     function_level: set[str] = field(default_factory=set)
+    type_only: set[str] = field(default_factory=set)  # under ``if TYPE_CHECKING:``
 
 
 def _module_name(path: Path) -> str:
@@ -83,28 +92,35 @@ def _imports(name: str, path: Path, known: set[str]) -> Imports:
     is_package = path.name == "__init__.py"
     result = Imports()
 
-    def walk(node: ast.AST, in_function: bool) -> None:
+    def walk(node: ast.AST, in_function: bool, type_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _in_type_checking(child):
-                continue  # never runs: a type checker's import is no circle at run time
+                walk(child, in_function, True)  # never runs, but a reader follows it
+                continue
             inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             targets = _targets(child, name, is_package, known)
-            (result.function_level if in_function else result.module_level).update(targets)
-            walk(child, inner)
+            kind = result.type_only if type_only else result.function_level if in_function else result.module_level
+            kind.update(targets)
+            walk(child, inner, type_only)
 
-    walk(tree, False)
+    walk(tree, False, False)
     return result
 
 
+@functools.lru_cache(maxsize=None)
 def _graph(level: str) -> dict[str, set[str]]:
+    """Module -> the modules it imports: ``module`` (at import time), ``all`` (also inside
+    functions: what runs), ``typed`` (also a type checker's: what a reader follows)."""
     modules = _modules()
     known = set(modules)
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         imports = _imports(name, path, known)
         edges = set(imports.module_level)
-        if level == "all":
+        if level in ("all", "typed"):
             edges |= imports.function_level
+        if level == "typed":
+            edges |= imports.type_only
         graph[name] = edges
     return graph
 
@@ -167,8 +183,15 @@ def test_no_import_circle_closed_by_an_import_inside_a_function_either() -> None
     assert not unexpected, "import circles closed by function-level imports:\n" + "\n".join(unexpected)
 
 
+def test_no_import_circle_closed_by_a_type_checkers_import_either() -> None:
+    """``if TYPE_CHECKING:`` hides a circle from Python, not from a reader or a type checker
+    (issue 32: tables/lines <-> tables/grading_source was the last): name what you read instead."""
+    unexpected = _unexpected(_cycles(_graph("typed")))
+    assert not unexpected, "import circles closed by type-only imports:\n" + "\n".join(unexpected)
+
+
 def test_the_known_exception_is_still_a_circle_so_it_is_not_kept_by_mistake() -> None:
-    cycles = set(_cycles(_graph("all")))
+    cycles = set(_cycles(_graph("typed")))
     stale = [_describe(c) for c in KNOWN_CYCLES if c not in cycles]
     assert not stale, "no longer a circle, remove it from KNOWN_CYCLES: " + ", ".join(stale)
 
@@ -242,3 +265,101 @@ def test_the_suite_check_sees_an_import_of_a_suites_internals() -> None:
     imports = _suite_imports()
     assert "agentdojo" in imports[f"{PACKAGE}.suites.agentdojo.suite"]
     assert _suite_of(f"{PACKAGE}.suites.base") is None and _suite_of(f"{PACKAGE}.suites") is None
+
+
+# -- one direction of use between packages (issue 32) --------------------------------------------
+#: Each top-level module or package of the package and its tier: a package may import only its
+#: own tier or those below. Nothing else may sit at the top level (a new top-level module is a
+#: front door or a shared value, or it belongs in a package).
+TIERS: dict[str, int] = {
+    # the front doors: pytest's hooks, the assistant-eval command, the demo
+    "plugin": 4, "cli": 4, "demo": 4, "__main__": 4,
+    # the stages: a run, the tables and the report, the owner's review
+    "run": 3, "tables": 3, "review": 3,
+    # the suites: the registry, the protocol and its defaults, what a run asks, each suite
+    "suites": 2,
+    # an agent as the assistant (issue 33): its factory, its MCP tools, serve-tools; it reads what a
+    # run asks (suites.plan: its UsageError, a planned cell) and the run's stage drives it
+    "agents": 2,
+    # what every suite uses: the generic judge, the conversation, the providers, a results folder's files
+    "judging": 1, "conversation": 1, "providers": 1, "results": 1,
+    # the values every stage shares
+    "": 0, "records": 0, "stats": 0, "paths": 0, "secret": 0, "redact": 0, "tabular": 0,
+    # issue 31's rules every layer applies, importing nothing above the shared values: the console's
+    # one sanitiser (providers' errors, skips, the run's lines), where a command may write (run --out,
+    # grade-ai --dir, report --out), a user-named file read as a regular file only, numeric options' ranges
+    "console": 0, "write_rules": 0, "input_files": 0, "option_ranges": 0,
+}
+TIER_NAMES = {4: "front doors", 3: "stages", 2: "suites", 1: "what suites use", 0: "shared values"}
+
+#: Imports from a package to one above it that stay, and why. Each entry names the importing
+#: module and the package above it.
+UPWARD: dict[tuple[str, str], str] = {
+    ("suites.agentdojo.run", "run"): (
+        "AgentDojoRun/run_cell: a programmatic front door (tests, notebooks, the parity benchmark) "
+        "that runs AgentDojo cells through the one session"),
+    ("suites.calibration.grade.folder", "tables"): (
+        "the calibration's grade-ai primes the tables' digests while it holds every record and graded "
+        "cell (tables/priming.py, issue 15); it goes once grade-ai's folder pass is a stage of its own "
+        "that asks the suite for its checks"),
+}
+
+
+def _top(module: str) -> str:
+    """The top-level module or package a package module belongs to (``""``: the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _upward(graph: dict[str, set[str]]) -> list[tuple[str, str, str]]:
+    """(importer, imported, the imported package) for every import into a higher tier."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            here, there = _top(module), _top(target)
+            if here != there and TIERS.get(there, -1) > TIERS.get(here, -1):
+                found.append((module, target, there))
+    return found
+
+
+def _short(module: str) -> str:
+    return module.removeprefix(PACKAGE + ".")
+
+
+def test_no_module_at_the_top_level_but_the_front_doors_and_the_shared_values() -> None:
+    unknown = sorted({_top(m) for m in _modules()} - set(TIERS))
+    assert not unknown, ("top-level modules or packages outside tests/test_structure.py's TIERS (a front door, "
+                         "a shared value, or a package of a tier): " + ", ".join(unknown))
+
+
+def test_no_import_from_a_package_to_one_above_it() -> None:
+    leaks = [f"{_short(a)} -> {_short(b)} ({TIER_NAMES[TIERS[_top(a)]]} -> {TIER_NAMES[TIERS[p]]})"
+             for a, b, p in _upward(_graph("all")) if (_short(a), p) not in UPWARD]
+    assert not leaks, "imports against the direction of use (issue 32):\n" + "\n".join(leaks)
+
+
+def test_every_upward_exception_is_still_needed() -> None:
+    used = {(_short(a), p) for a, _, p in _upward(_graph("all"))}
+    stale = [f"{m} -> {p}" for m, p in UPWARD if (m, p) not in used]
+    assert not stale, "no longer imported upward, remove it from UPWARD: " + ", ".join(stale)
+
+
+def test_the_direction_check_finds_an_upward_import() -> None:
+    """The check above is not empty by mistake: a provider importing the run is found."""
+    graph = {f"{PACKAGE}.providers.x": {f"{PACKAGE}.run.session"}, f"{PACKAGE}.run.session": {f"{PACKAGE}.records"}}
+    assert _upward(graph) == [(f"{PACKAGE}.providers.x", f"{PACKAGE}.run.session", "run")]
+
+
+def test_package_circles_within_a_tier_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """Packages of one tier may use each other; where two use each other both ways (a circle of
+    packages, not of modules) it is printed (with -s) for a reader: it is what a next move would cut."""
+    packages: dict[str, set[str]] = {}
+    for module, targets in _graph("typed").items():
+        for target in targets:
+            if _top(module) != _top(target) and (_short(module), _top(target)) not in UPWARD:
+                packages.setdefault(_top(module), set()).add(_top(target))
+    circles = _cycles(packages)
+    with capsys.disabled():
+        for component in circles:
+            print(f"\npackage circle within a tier: {' <-> '.join(sorted(component))}")
+    assert all(len({TIERS[p] for p in component}) == 1 for component in circles)

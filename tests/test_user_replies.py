@@ -17,7 +17,7 @@ import pytest
 
 from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, grade_command, read_grading
 from pytest_assistant_eval.suites.calibration.checks.user_replies import user_reply_items
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.review.queue import draw_queue
 from pytest_assistant_eval.tables.leaderboard import collect, task_pairs
 from tests.judge_fakes import KEY_VARS, Replier, cell_text, judge_fake
@@ -205,7 +205,7 @@ def test_the_leaderboard_and_the_summary_list_a_user_error_with_its_reply_and_re
 
 def test_the_owner_who_finds_the_reply_right_gives_the_cell_back_its_own_outcome(amount_results: Path) -> None:
     from pytest_assistant_eval.suites.calibration.grade.folder import check_record
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     cases, levels = load_calibration(CALIBRATION)
     (record,) = records(amount_results).values()

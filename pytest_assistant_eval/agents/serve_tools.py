@@ -53,10 +53,12 @@ def _prepared(world: Path, calibration: Path, case: str, level: str) -> Any:
 def serve_tools_command(args: argparse.Namespace) -> int:
     from pytest_assistant_eval.agents.recorder import ToolRecorder
     from pytest_assistant_eval.conversation.loop import Conversation
-    from pytest_assistant_eval.records import write_json_atomic
-    from pytest_assistant_eval.run.cell_checkpoints import now
+    from pytest_assistant_eval.records import now, write_json_atomic
+    from pytest_assistant_eval.suites import suite_part
     from pytest_assistant_eval.suites.plan import UsageError
-    from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
+
+    world_state = suite_part("calibration", "world.state")  # the calibration's world (issue 32: by the registry)
+    diff_states, state_digest = world_state.diff_states, world_state.state_digest
 
     try:
         suite, prepared = _prepared(args.world, args.calibration, args.case, args.level)

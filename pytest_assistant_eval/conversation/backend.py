@@ -139,4 +139,22 @@ class WorldBackend(Protocol):
         """The state as checks see it (same shape as a snapshot)."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the cell's copy holds (the session calls it once the cell is done)."""
+        ...
+
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One changed field; a row added or removed has ``field`` None and the whole row on one side."""
+
+    table: str
+    key: str
+    field: str | None
+    before: Any
+    after: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "key": self.key, "field": self.field, "before": self.before, "after": self.after}

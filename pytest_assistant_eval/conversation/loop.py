@@ -22,7 +22,7 @@ from pytest_assistant_eval.conversation.messages import (
     Message,
     ToolDefinition,
 )
-from pytest_assistant_eval.suites.calibration.user.scripted import SimulatedUser, UserReply
+from pytest_assistant_eval.conversation.simulated_user import SimulatedUser, UserReply
 from pytest_assistant_eval.providers.base import Provider
 from pytest_assistant_eval.providers.errors import GradedError, ToolCallUnreadable
 from pytest_assistant_eval.conversation.backend import ToolResult, WorldBackend

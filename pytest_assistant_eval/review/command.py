@@ -39,8 +39,12 @@ def parse_cell_number(text: str) -> int:
 
 
 def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions, *, out: TextIO = sys.stdout) -> int:
-    from pytest_assistant_eval.suites.calibration.cases.errors import CaseFileErrors
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError
+    from pytest_assistant_eval.suites import suite_part
+
+    CaseFileErrors = suite_part("calibration", "cases.errors").CaseFileErrors
+    from pytest_assistant_eval.suites import suite_part
+
+    LevelsError = suite_part("calibration", "levels").LevelsError
     from pytest_assistant_eval.review.context import open_review
 
     try:

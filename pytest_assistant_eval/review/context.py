@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_assistant_eval.suites.calibration import levels as levels_mod
-from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.judging.blind import Blinder
 from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
 from pytest_assistant_eval.review.store import (
@@ -26,6 +24,10 @@ from pytest_assistant_eval.review.store import (
     write_index,
 )
 from pytest_assistant_eval.tables.grading_source import GradingSource, open_grading
+
+if TYPE_CHECKING:  # only types: the calibration's key and levels come through the registry (suite_part)
+    from pytest_assistant_eval.suites.calibration import levels as levels_mod
+    from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 
 __all__ = ["ReviewContext", "open_review", "is_done"]
 
@@ -78,7 +80,9 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
     results folders are not found, is refused: the queue is drawn over every graded cell, and
     the owner reads the record.
     """
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites import suite_part
+
+    load_calibration = suite_part("calibration", "plan").load_calibration
 
     source = open_grading(grading_dir, results)
     if source.ungraded:

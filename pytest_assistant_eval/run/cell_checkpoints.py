@@ -12,7 +12,7 @@ restores nothing. The file format is ``conversation/checkpoint.py``'s (docs/chec
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from pytest_assistant_eval.records import now
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,10 +30,6 @@ from pytest_assistant_eval.run.provider_setup import take_attempts
 from pytest_assistant_eval.conversation.backend import LogEntry
 
 __all__ = ["fresh", "save", "restore", "file_attempts", "file_attempt_now", "input_estimate", "now"]
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _model(spec: ModelSpec) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 The suite writes a finished record's own fields (``PreparedCell.record``); here the session's
 fields are added to every suite's record alike: how often and where the cell was continued
 (``resume``), the requests it took per day (``requests_by_day``), its failed attempts, and
-an Ollama variant's context and where it ran. A not-applicable record is the suite's
+a variant's context and where it ran (``providers/variants.py``). A not-applicable record is the suite's
 identity fields (``Suite.record_base``) plus why. Records are written atomically and
 redacted with the run's keys; the checkpoint goes only after its record is written.
 """
@@ -21,15 +21,13 @@ from pytest_assistant_eval.records import RecordError, read_json, write_json_ato
 __all__ = ["add_session_fields", "quota_na_record", "context_na_record", "na_reason", "user_error", "write_record"]
 
 
-def add_session_fields(record: dict[str, Any], cp: dict[str, Any], probe: Any = None,
-                       num_ctx: int | None = None) -> dict[str, Any]:
+def add_session_fields(record: dict[str, Any], cp: dict[str, Any],
+                       variant_fields: dict[str, Any] | None = None) -> dict[str, Any]:
     """The session's part of a finished record (the suite wrote the rest)."""
     record["resume"] = cp["resume"]
     record["requests_by_day"] = cp["requests_by_day"]
     record["attempts"] = cp.get("saved_attempts", [])
-    if probe is not None:  # S4.5: the variant's context and where it ran
-        record["ollama"] = {"num_ctx": num_ctx, "context": probe.context}
-        record["cpu_offload"] = probe.cpu_offload
+    record.update(variant_fields or {})  # S4.5: the variant's context and where it ran (providers/variants.py)
     return record
 
 
@@ -58,11 +56,10 @@ def quota_na_record(base: dict[str, Any], cp: dict[str, Any], conversation: Any,
     }
 
 
-def context_na_record(base: dict[str, Any], why: str, probe: Any, num_ctx: int | None) -> dict[str, Any]:
-    """A setting whose Ollama variant does not fit: each of its cells is not applicable (context)."""
+def context_na_record(base: dict[str, Any], why: str, variant_fields: dict[str, Any]) -> dict[str, Any]:
+    """A setting whose variant does not fit: each of its cells is not applicable (context)."""
     return {**base, "status": "na", "na_reason": "context", "why": why, "scope": "setting",
-            "ollama": {"num_ctx": num_ctx, **probe.to_dict()}, "cpu_offload": probe.cpu_offload,
-            "finished_at": now()}
+            **variant_fields, "finished_at": now()}
 
 
 def write_record(path: Path, record: dict[str, Any], secrets: Secrets | None = None) -> None:

@@ -9,14 +9,12 @@ where it goes.
 
 from __future__ import annotations
 
-import shlex
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from pytest_assistant_eval.console import visible
+from pytest_assistant_eval.suites.base import next_command  # noqa: F401 - the default every suite gives
 
 
 def _duration(seconds: float) -> str:
@@ -181,15 +179,3 @@ class Progress:
 NO_NEXT_COMMAND = "ASSISTANT_EVAL_NO_NEXT_COMMAND"
 
 
-def next_command(folders: Sequence[Path], out: Path) -> str:
-    """The ``grade-ai`` that grades this run's results folders, into a grading folder outside all of them.
-
-    Several models: their parent ``out`` holds the results folders, so ``out/grading`` is outside
-    each. One model: ``out`` is the results folder, so the grading goes beside it.
-    """
-    quoted = " ".join(shlex.quote(str(f)) for f in folders)
-    if len(folders) > 1:
-        return f"assistant-eval grade-ai {quoted} --dir {shlex.quote(str(out / 'grading'))}"
-    folder = Path(folders[0]) if folders else out
-    grading = folder.parent / f"{folder.name}-grading"
-    return f"assistant-eval grade-ai {quoted} --single-model --dir {shlex.quote(str(grading))}"

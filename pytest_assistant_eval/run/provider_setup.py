@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, check_route, results_dir
-from pytest_assistant_eval.providers.errors import ProviderError
 from pytest_assistant_eval.providers.generation import provider_options
-from pytest_assistant_eval.suites.calibration.reference import make_scripted
+from pytest_assistant_eval.providers.variants import Variants
 from pytest_assistant_eval.secret import Secret, Secrets
 
 __all__ = ["Providers", "USER_LABEL", "clock", "today", "retry_extra", "take_attempts"]
@@ -79,16 +78,18 @@ class Providers:
     """Every provider one process uses, made on first use and closed once."""
 
     def __init__(self, options: RunOptions, models: dict[str, ModelSpec], ledger: Path,
-                 scripted: Any = make_scripted, data_source: str | None = None) -> None:
+                 scripted: Any, data_source: str | None = None) -> None:
         self.options = options
         self.data_source = data_source  # the suite's words for where the data comes from (data notices)
         self.models = models
         self.ledger = ledger
-        self.scripted = scripted  # the suite's reference assistants: ``scripted(name)`` -> provider
+        self.scripted = scripted  # the suite's reference assistants (``Suite.scripted(name)``) -> provider
         self.cache: dict[str, Any] = {}
         self.keys: dict[str, Secret | None] = {}
         self._secrets: Secrets | None = None
-        self.probes: dict[tuple[str, str], tuple[Any, str]] = {}  # (model, level) -> (Ollama probe, why not)
+        self.variants = Variants(options.ollama_contexts, allow_cpu_offload=options.allow_cpu_offload,
+                                 accept_data_notice=options.accept_data_notice, data_source=data_source,
+                                 run_json=lambda spec: results_dir(options, spec) / "run.json")
         self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
         self._flushed: dict[str, dict[str, Any]] = {}  # the usage already added to run.json, per provider
 
@@ -169,43 +170,10 @@ class Providers:
         assert self.options.user_model is not None
         return self.provider(self.options.user_model, USER_LABEL)
 
-    # -- Ollama variants (S4.5) ----------------------------------------------------
-    def ollama_context(self, spec: ModelSpec, level: str) -> int | None:
-        if spec.preset != "ollama" or not self.options.ollama_contexts:
-            return None
-        return dict(self.options.ollama_contexts).get(level)
-
-    def ollama_setting(self, spec: ModelSpec, level: str, num_ctx: int) -> tuple[Any, str]:
-        """Load and probe the setting's variant once per process; record it in run.json."""
-        key = (spec.label, level)
-        if key not in self.probes:
-            from pytest_assistant_eval.providers.ollama import applicable, probe
-            from pytest_assistant_eval.providers.presets import resolve_base_url
-            from pytest_assistant_eval.results.usage import update_run_entry
-
-            try:
-                found = probe(resolve_base_url(spec.preset, spec.base_url), spec.model, num_ctx)
-            except ProviderError as exc:
-                self.probes[key] = (None, f"the Ollama variant could not be loaded: {exc}")
-                return self.probes[key]
-            if found.forwarded_to:
-                # A model the server forwards to a cloud service needs that route's notice too (S4.4).
-                from pytest_assistant_eval.providers.errors import NoticeRequired
-                from pytest_assistant_eval.providers.notices import check_notice
-
-                try:
-                    check_notice(spec.preset, spec.model, spec.base_url, self.options.accept_data_notice,
-                                 world_verified=True, forwarded_to=found.forwarded_to,
-                                 **({"data_source": self.data_source} if self.data_source else {}))
-                except NoticeRequired as exc:
-                    self.probes[key] = (None, str(exc))
-                    return self.probes[key]
-            ok, why = applicable(found, num_ctx, self.options.allow_cpu_offload)
-            self.probes[key] = (found, "" if ok else why)
-            entry = {**found.to_dict(), "applicable": ok, "reason": why or None, "cpu_offload": found.cpu_offload}
-            update_run_entry(results_dir(self.options, spec) / "run.json",
-                             lambda run: run.setdefault("ollama", {}).__setitem__(level, entry))
-        return self.probes[key]
+    # -- a model's variant per setting (S4.5: the provider layer's, providers/variants.py) ---------
+    def variant(self, spec: ModelSpec, level: str) -> Any:
+        """The variant a cell of ``level`` runs ``spec`` on (``Variant``), or None: the model as it is."""
+        return self.variants.of(spec, level)
 
     # -- what was spent -------------------------------------------------------------
     def usage(self, label: str = "calibration") -> dict[str, dict[str, Any]]:

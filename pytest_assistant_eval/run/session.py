@@ -6,7 +6,8 @@ process (controller or xdist worker) from ``RunOptions`` (``planning``); the sui
 The session only sequences the run's jobs, each in its own module:
 
 * ``folders``: run.json and its plan, the selection, skips, set-aside records, world copies;
-* ``provider_setup``: keys and data notices, the providers (pacer, ledger), Ollama variants, usage;
+* ``provider_setup``: keys and data notices, the providers (pacer, ledger), a model's variants
+  (``providers/variants.py``), usage;
 * ``cell_checkpoints``: a fresh, saved (before every request) and restored checkpoint;
 * ``cell_stops``: what a provider's stop does (kept, unsaved, not applicable; spent.json);
 * ``cell_records``: the session's fields of every record, and the not-applicable records.
@@ -30,22 +31,14 @@ from pytest_assistant_eval.run.cell_stops import Stops
 from pytest_assistant_eval.conversation.checkpoint import CheckpointJournal, checkpoint_path, counted_requests
 from pytest_assistant_eval.conversation.loop import Conversation, Limits
 from pytest_assistant_eval.suites.plan import (  # noqa: F401 - re-exported: the plugin and the CLI plan through runner
-    CELL_ID,
     KNOWN_PRESETS,
     CellResult,
-    CellSpec,
     ModelSpec,
     RunOptions,
     UsageError,
-    automatic_level,
     check_route,
-    check_world_path,
-    level_setting,
-    load_calibration,
     parse_models,
-    plan_cells,
     results_dir,
-    tool_definitions,
 )
 from pytest_assistant_eval.run.provider_setup import USER_LABEL, Providers, take_attempts, today
 from pytest_assistant_eval.providers.errors import ProviderError
@@ -53,10 +46,10 @@ from pytest_assistant_eval.providers.generation import apply_to_level
 from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.records import git_commit
 from pytest_assistant_eval.run.folders import BROKEN_DIR, WORK_DIR  # noqa: F401 - re-exported
-from pytest_assistant_eval.suites import make_suite
+from pytest_assistant_eval.suites import make_suite, suite_module
 from pytest_assistant_eval.suites.base import FinishedCell
 
-__all__ = ["RunSession", "RunOptions", "ModelSpec", "CellSpec", "CellResult", "UsageError", "skip_cells",
+__all__ = ["RunSession", "RunOptions", "ModelSpec", "CellResult", "UsageError", "skip_cells",
            "parse_models", "results_dir", "USER_LABEL"]
 
 
@@ -68,15 +61,10 @@ def skip_cells(options: RunOptions, skip: list[str], reason: str, unskip: list[s
 
 
 def _plan_only(options: RunOptions) -> Any:
-    """The suite's plan without a world check for the calibration suite (skips need only the ids)."""
-    if options.suite == "calibration":
-        from types import SimpleNamespace
-
-        from pytest_assistant_eval.records import RUN_FORMAT
-
-        cases, levels = load_calibration(options.calibration)
-        return SimpleNamespace(cells=plan_cells(cases, levels, options), run_format=RUN_FORMAT)
-    return make_suite(options)
+    """The suite's plan without what a run needs beyond the cell ids (skips need only them): the
+    suite module's ``plan_only(options)`` where it has one, else the suite itself."""
+    plan_only = getattr(suite_module(options.suite), "plan_only", None)
+    return plan_only(options) if plan_only is not None else make_suite(options)
 
 
 class RunSession:
@@ -172,15 +160,15 @@ class RunSession:
             return CellResult("skipped", f"{cell.cell_id}: skipped by owner: {shown(skipped['reason'])}")
         return self.stops.left(cell.cell_id, self.models[cell.model].route)
 
-    def _not_applicable_context(self, cell: Any, spec: ModelSpec, why: str, probe: Any) -> CellResult:
+    def _not_applicable_context(self, cell: Any, spec: ModelSpec, variant: Any) -> CellResult:
         """A setting whose variant does not fit: every cell of it is not applicable (context)."""
-        if probe is None:  # the variant could not even be loaded: nothing is known, nothing is saved
-            self.stops.routes.setdefault(spec.route, f"{cell.cell_id}: {why}")
-            return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell: {why}", code="model")
-        record = cell_records.context_na_record(self.suite.record_base(cell, spec), why, probe,
-                                                self.providers.ollama_context(spec, cell.level))
+        if variant.na_fields is None:  # the variant could not even be loaded: nothing is known, nothing is saved
+            self.stops.routes.setdefault(spec.route, f"{cell.cell_id}: {variant.why}")
+            return CellResult("unsaved", f"{cell.cell_id}: nothing was saved for this cell: {variant.why}",
+                              code="model")
+        record = cell_records.context_na_record(self.suite.record_base(cell, spec), variant.why, variant.na_fields)
         cell_records.write_record(self.record_path(cell), record)
-        return CellResult("na", f"{cell.cell_id}: {why}")
+        return CellResult("na", f"{cell.cell_id}: {variant.why}")
 
     def run_cell(self, cell: Any) -> CellResult:
         try:
@@ -197,14 +185,11 @@ class RunSession:
             return early
         spec = self.models[cell.model]
         prepared = self.suite.prepare(cell, spec)
-        variant_ctx = self.providers.ollama_context(spec, cell.level)
-        probe = None
-        if variant_ctx is not None:
-            probe, why = self.providers.ollama_setting(spec, cell.level, variant_ctx)
-            if why:
-                return self._not_applicable_context(cell, spec, why, probe)
-        assistant = (self.provider(spec, f"{spec.label}@{variant_ctx}", {"num_ctx": variant_ctx})
-                     if variant_ctx is not None else self.provider(spec))
+        variant = self.providers.variant(spec, cell.level)  # a provider's own variant of the setting, or None
+        if variant is not None and variant.why:
+            return self._not_applicable_context(cell, spec, variant)
+        assistant = (self.provider(spec, variant.name, variant.options) if variant is not None
+                     else self.provider(spec))
         prepared.begin(assistant)
         take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         started_at = cell_checkpoints.now()
@@ -277,7 +262,8 @@ class RunSession:
             shutil.rmtree(workdir, ignore_errors=True)
         cell_checkpoints.file_attempts(cp, conversation)
         done = FinishedCell(cell, spec, final, conversation, world, start_state, end_state, log, started_at, cp)
-        record = cell_records.add_session_fields(prepared.record(done), cp, probe, variant_ctx)
+        record = cell_records.add_session_fields(prepared.record(done), cp,
+                                                 variant.record_fields if variant is not None else None)
         if hasattr(assistant, "end_cell"):
             record["agent"] = agent_fields  # docs/agents.md: which instructions, its usage, its error
             if agent_fields.get("error"):

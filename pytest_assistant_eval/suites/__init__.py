@@ -9,10 +9,12 @@ more package and one more line below.
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 from typing import Any
 
 __all__ = ["SUITES", "DEFAULT_SUITE", "make_suite", "suite_module", "suite_leaderboard", "suite_boards", "suite_command",
-           "suite_of_results", "suite_grade"]
+           "suite_of_results", "suite_grade", "suite_part", "scripted_models", "register_suite", "suite_report", "SUITES_VARIABLE"]
 
 #: suite name -> the module whose ``make_suite(options, commit)`` makes it.
 SUITES = {
@@ -20,13 +22,43 @@ SUITES = {
     "agentdojo": "pytest_assistant_eval.suites.agentdojo.suite",
 }
 DEFAULT_SUITE = "calibration"
+#: More suites for every process of a run (xdist workers too): ``NAME=MODULE,NAME=MODULE``.
+SUITES_VARIABLE = "ASSISTANT_EVAL_SUITES"
+for _entry in filter(None, os.environ.get(SUITES_VARIABLE, "").split(",")):
+    _name, _, _module = _entry.partition("=")
+    if _name.strip() and _module.strip():
+        SUITES.setdefault(_name.strip(), _module.strip())
 
 
 def suite_module(name: str) -> Any:
     """The module of a suite by name; ``ValueError`` naming the known ones for any other."""
+    return importlib.import_module(suite_module_name(name))
+
+
+def suite_part(name: str, part: str) -> Any:
+    """A named part of a suite's package (``suite_part("calibration", "levels")``): how the tables,
+    the review and the front doors read what only that suite has (its levels, its cases, its
+    grading) without importing its internals (tests/test_structure.py)."""
+    package = suite_module_name(name).rpartition(".")[0]
+    return importlib.import_module(f"{package}.{part}")
+
+
+def suite_module_name(name: str) -> str:
+    """The module path of a suite by name; ``ValueError`` naming the known ones for any other."""
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; the suites are: {', '.join(SUITES)}")
-    return importlib.import_module(SUITES[name])
+    return SUITES[name]
+
+
+def scripted_models(name: str = DEFAULT_SUITE) -> Any:
+    """The reference assistants' names of a suite (its module's ``SCRIPTED_MODELS``)."""
+    return suite_module(name).SCRIPTED_MODELS
+
+
+def register_suite(name: str, module: str) -> None:
+    """Add a suite to the registry (a third suite, a test's toy suite): ``module`` gives
+    ``make_suite(options, commit)`` and ``suite_options(parts, get)`` like the shipped ones."""
+    SUITES[name] = module
 
 
 def make_suite(options: Any, commit: str | None = None) -> Any:
@@ -58,6 +90,19 @@ def suite_boards(grading_dir: Any) -> list[str]:
     return boards
 
 
+def suite_report(grading_dir: Any) -> str | None:
+    """``report --dir GRADING`` of a grading folder holding only another suite's grading: the page
+    of the first suite whose ``report(grading_dir)`` knows the folder; None: the calibration's report."""
+    if (Path(grading_dir) / "grading.json").exists():
+        return None
+    for name in SUITES:
+        report = getattr(suite_module(name), "report", None)
+        page = report(grading_dir) if report is not None else None
+        if page is not None:
+            return str(page)
+    return None
+
+
 def suite_command(name: str, argv: list[str]) -> int:
     """A suite's own subcommands (``assistant-eval agentdojo grade|board|crosscheck``): its ``main(argv)``."""
     return int(suite_module(name).main(argv))
@@ -74,7 +119,9 @@ def suite_of_results(folder: Any) -> str:
     except (OSError, ValueError, AttributeError):
         return DEFAULT_SUITE  # the calibration's grading says what is wrong with the folder
     for name in SUITES:
-        prefix = getattr(suite_module(name), "RUN_FORMAT_PREFIX", None)
+        # a suite on SuiteBase's formats needs no prefix of its own: assistant-eval.NAME-run/
+        default = f"assistant-eval.{name}-run/" if name != DEFAULT_SUITE else None
+        prefix = getattr(suite_module(name), "RUN_FORMAT_PREFIX", default)
         if prefix and isinstance(found, str) and found.startswith(prefix):
             return name
     return DEFAULT_SUITE

@@ -9,10 +9,19 @@ written once in ``runner.RunSession``. A suite's cells never import the plugin o
 session knows a suite only through this protocol, and finds it through ``suites.SUITES``.
 A suite module also gives ``make_suite(options, commit)`` and ``suite_options(parts, get)``
 (its own options from the plugin's, ``get`` being ``config.getoption``).
+
+``SuiteBase`` (issue 32) is the protocol with defaults: the record plumbing (``run_format``,
+``record_format``, ``fingerprint``, ``identity``, ``run_fields``, ``matrix``, ``on_selection``,
+``record_base``, ``next_command``) is the session's, so a suite that inherits it writes only
+what a benchmark is: its cells (``cells``), one cell ready to run (``prepare``: its world
+backend, setting, opening turns, user), its reference assistants (``scripted``), its data
+notice (``data_source``) and, in its module, its grading and board (docs/suites.md).
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -20,7 +29,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
 from pytest_assistant_eval.suites.plan import ModelSpec
 
-__all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "UserSide"]
+__all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "SuiteBase", "UserSide", "next_command"]
 
 
 class PlannedCell(Protocol):
@@ -129,3 +138,72 @@ class Suite(Protocol):
 
     def next_command(self, folders: list[Path], out: Path) -> str:
         """The command that grades this run's results folders (said after a finished run)."""
+
+
+def next_command(folders: Sequence[Path], out: Path) -> str:
+    """The ``grade-ai`` that grades this run's results folders, into a grading folder outside all of them.
+
+    Several models: their parent ``out`` holds the results folders, so ``out/grading`` is outside
+    each. One model: ``out`` is the results folder, so the grading goes beside it.
+    """
+    quoted = " ".join(shlex.quote(str(f)) for f in folders)
+    if len(folders) > 1:
+        return f"assistant-eval grade-ai {quoted} --dir {shlex.quote(str(out / 'grading'))}"
+    folder = Path(folders[0]) if folders else out
+    grading = folder.parent / f"{folder.name}-grading"
+    return f"assistant-eval grade-ai {quoted} --single-model --dir {shlex.quote(str(grading))}"
+
+
+class SuiteBase:
+    """The ``Suite`` protocol with the session's defaults for the record plumbing (issue 32).
+
+    A subclass sets ``name``, ``data_source`` and ``cells`` and writes ``prepare`` and ``scripted``;
+    it overrides a default only where its folders must say more (AgentDojo's versions, the
+    calibration's world). ``version`` is the suite's own: a checkpoint or a folder of another
+    version is not continued."""
+
+    name: str = "suite"
+    version: str = "1"
+    data_source: str = "the benchmark's own data"
+    marker_names: list[str] = []
+    cells: list[Any] = []
+
+    @property
+    def run_format(self) -> str:
+        return f"assistant-eval.{self.name}-run/1"
+
+    @property
+    def record_format(self) -> str:
+        return f"assistant-eval.{self.name}-cell/1"
+
+    def fingerprint(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def identity(self, spec: ModelSpec) -> dict[str, Any]:
+        return {"preset": spec.preset, "model": spec.model, "address": spec.base_url, "route": spec.route,
+                "benchmark": self.name, "version": self.version}
+
+    def run_fields(self, spec: ModelSpec) -> dict[str, Any]:
+        return {"benchmark": self.name}
+
+    def matrix(self, cells: list[Any]) -> dict[str, Any]:
+        return {"cells": [c.cell_id for c in cells]}
+
+    def on_selection(self, data: dict[str, Any], cells: list[Any], selection: dict[str, Any]) -> None:
+        return None
+
+    def record_base(self, cell: Any, spec: ModelSpec) -> dict[str, Any]:
+        return {"format": self.record_format, "cell": cell.cell_id, "benchmark": self.name, "version": self.version,
+                "level": cell.level, "class": cell.cls,
+                "model": {"preset": spec.preset, "model": spec.model, "route": spec.route, "label": spec.label}}
+
+    def next_command(self, folders: list[Path], out: Path) -> str:
+        return next_command(folders, out)
+
+    def prepare(self, cell: Any, spec: ModelSpec) -> PreparedCell:
+        raise NotImplementedError(f"the {self.name} suite prepares no cell")
+
+    def scripted(self, name: str) -> Any:
+        from pytest_assistant_eval.suites.plan import UsageError
+
+        raise UsageError(f"the {self.name} suite has no reference assistant scripted:{name}")

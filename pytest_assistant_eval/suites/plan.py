@@ -1,9 +1,11 @@
-"""Planning a run: which models, which cells, in which order (S4.1, S4.17).
+"""What a run asks, whatever its suite (S4.1, S4.17): the models, the options, where results go.
 
-Plain values and functions shared by the plugin, the CLI and the runner: the model
-specs parsed from ``--model``, the run's options, the sorted list of cells (ids
-``<case>__<level>__r<n>``), the level settings the loop needs, and where each model's
-results folder is. Nothing here runs a cell or touches a provider.
+Plain values and functions shared by the plugin, the CLI, the session and every suite: the
+model specs parsed from ``--model``, the run's options, a cell's result, where each model's
+results folder is, and the route check every session asks before its first cell. They live
+below both the run and the suites (issue 32): the session and a suite both read them, and
+neither imports the other for them. A suite's own plan (the calibration's cells and level
+settings) is the suite's (``suites/calibration/plan.py``). Nothing here runs a cell.
 """
 
 from __future__ import annotations
@@ -14,39 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.input_files import read_input_text
-from pytest_assistant_eval.suites.calibration import levels as levels_mod
-from pytest_assistant_eval.suites.calibration.cases.load import load_cases
-from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
-from pytest_assistant_eval.conversation.loop import LevelSetting
-from pytest_assistant_eval.conversation.messages import ToolDefinition
-from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS
-from pytest_assistant_eval.suites.calibration.world.build import list_variants
-from pytest_assistant_eval.suites.calibration.world.fixtures import load_variants
-from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
 KNOWN_PRESETS = ("scripted", "openai", "openrouter", "anthropic", "gemini", "ollama", "openai-compatible", "agent")
-CELL_ID = re.compile(r"^(?P<case>[A-Z]\d+(?:\.\d+)?)__(?P<level>[a-z]+)__r(?P<repeat>\d+)$")
+
+
+def _scripted_models() -> Any:
+    """The built-in reference assistants' names (``scripted:NAME``), the calibration suite's, read
+    through the registry: a model list is parsed before any suite is made."""
+    from pytest_assistant_eval.suites import scripted_models
+
+    return scripted_models()
 
 
 class UsageError(Exception):
     """A wrong option or input: the message says what to change; nothing was run."""
-
-
-def check_world_path(world: Path) -> None:
-    """Say what is wrong with a ``--world`` path before the marker is looked for.
-
-    "has no marker" puzzled people who mistyped the path or gave the folder a world was built in.
-    """
-    from pytest_assistant_eval.suites.calibration.world.build import MARKER_NAME, WORLD_DIR_NAME
-
-    world = Path(world)
-    if not world.exists():
-        raise UsageError(f"--world {world}: no such folder; build a world with 'assistant-eval build --out DIR' "
-                         f"and pass --world 'DIR/{WORLD_DIR_NAME}'")
-    inside = world / WORLD_DIR_NAME
-    if not (world / MARKER_NAME).exists() and (inside / MARKER_NAME).exists():
-        raise UsageError(f"--world {world} is the folder a world was built in; pass the world inside it: "
-                         f"--world '{inside}'")
 
 
 @dataclass(frozen=True)
@@ -139,9 +122,9 @@ def parse_models(provider: str | None, models: list[str], base_url: str | None =
             raise UsageError(f"--model {item!r} needs a preset: --model PRESET:MODEL or --provider PRESET")
         if preset not in KNOWN_PRESETS:
             raise UsageError(f"unknown provider preset {preset!r}; known presets: {', '.join(KNOWN_PRESETS)}")
-        if preset == "scripted" and model not in SCRIPTED_MODELS:
+        if preset == "scripted" and model not in _scripted_models():
             raise UsageError(f"unknown scripted model {model!r}; the built-in assistants are: "
-                             f"{', '.join(SCRIPTED_MODELS)}")
+                             f"{', '.join(_scripted_models())}")
         if preset == "openai-compatible" and not model_url:
             raise UsageError("the openai-compatible preset needs --base-url (e.g. http://127.0.0.1:8000/v1)")
         if preset == "agent" and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", model):
@@ -183,99 +166,11 @@ class RunOptions:
     agent_path: tuple[Path, ...] = ()  # --agent-path: folders put on the import path for agent:MODULE:FACTORY
 
 
-@dataclass(frozen=True)
-class CellSpec:
-    model: str  # the model's label (its results folder)
-    cell_id: str  # <case>__<level>__r<n>; the record's name
-    case_id: str
-    kind: str  # question | scenario | task
-    cls: str  # lookup | interpret | diagnose | scenario | task
-    level: str
-    repeat: int
-
-    @property
-    def param_id(self) -> str:
-        return self.cell_id
-
-
 @dataclass
 class CellResult:
     status: str  # done | kept | na | skipped | unsaved
     message: str = ""
     code: str | None = None  # the error code that kept the cell, if any
-
-
-def level_setting(level: levels_mod.Level) -> LevelSetting:
-    specs = {s.name: s for s in tool_specs()}
-    tools = tuple(ToolDefinition(specs[n].name, specs[n].description, specs[n].parameters) for n in level.tools)
-    return LevelSetting(
-        name=level.name,
-        instructions=level.instructions_text,
-        tools=tools,
-        max_tool_calls=level.max_tool_calls,
-        max_rounds=level.max_rounds,
-        max_output_tokens=level.max_output_tokens,
-        result_cap_chars=level.result_cap_chars,
-        context_window=level.context_window,
-        compact_at=level.compact_at,
-        keep_last_rounds=level.keep_last_rounds,
-        escalation_sentence=level.escalation_sentence,
-    )
-
-
-def tool_definitions(level: levels_mod.Level) -> list[dict[str, Any]]:
-    return [t.to_dict() for t in level_setting(level).tools]
-
-
-def load_calibration(calibration: Path, world: Path | None = None) -> tuple[CaseSet, levels_mod.Levels]:
-    names = {s.name for s in tool_specs()}
-    if world is not None:
-        variants = set(list_variants(world))
-    else:
-        variants = {"base", *load_variants(calibration / "world")}
-    cases = load_cases(calibration, names, variants)
-    levels = levels_mod.load_levels(calibration / "levels.yaml")
-    return cases, levels
-
-
-def plan_cells(cases: CaseSet, levels: levels_mod.Levels, options: RunOptions) -> list[CellSpec]:
-    chosen = list(options.levels or levels.levels.keys())
-    unknown = [name for name in chosen if name not in levels.levels]
-    if unknown:
-        raise UsageError(f"unknown level(s) {', '.join(unknown)}; levels.yaml has {', '.join(levels.levels)}")
-    cells: list[CellSpec] = []
-    for spec in options.models:
-        auto = automatic_level(spec, levels, asked_window(spec, options))
-        for level in chosen:
-            q_repeats = options.repeats or 1
-            for q in cases.questions.questions:
-                for r in range(1, q_repeats + 1):
-                    cells.append(CellSpec(spec.label, f"{q.id}__{level}__r{r}", q.id, "question", q.cls, level, r))
-            if level == auto:
-                sid = cases.questions.scenario.id
-                for r in range(1, q_repeats + 1):
-                    cells.append(CellSpec(spec.label, f"{sid}__{level}__r{r}", sid, "scenario", "scenario", level, r))
-            for task in cases.tasks:
-                for r in range(1, (options.repeats or task.repeats) + 1):
-                    cells.append(CellSpec(spec.label, f"{task.id}__{level}__r{r}", task.id, "task", "task", level, r))
-    return sorted(cells, key=lambda c: (c.model, c.case_id, c.level, c.repeat))
-
-
-def automatic_level(spec: ModelSpec, levels: levels_mod.Levels, context_window: int | None = None) -> str:
-    """The model's automatic level (S3.3) from its name (and the size it names) and its context window.
-
-    The window is known here only for a local model: the largest ``--ollama-context`` it runs
-    with. The summary places it again with the context the Ollama probe measured.
-    """
-    name = spec.model if spec.preset != "scripted" else f"scripted:{spec.model}"
-    return levels_mod.placement(name, None, context_window, levels, provider=spec.preset)
-
-
-def asked_window(spec: ModelSpec, options: RunOptions) -> int | None:
-    """The largest context a local model is run with (``--ollama-context``); None when not known."""
-    if spec.preset != "ollama" or not options.ollama_contexts:
-        return None
-    return max(tokens for _, tokens in options.ollama_contexts)
 
 
 def results_dir(options: RunOptions, spec: ModelSpec) -> Path:

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from pytest_assistant_eval.stats import median, percentile
 from pytest_assistant_eval.tables.digest import without_gc
@@ -31,10 +31,7 @@ from pytest_assistant_eval.tables.evidence import (
 from pytest_assistant_eval.tabular.render import format_percent, format_rate, render_table
 from pytest_assistant_eval.tables.results_file import latest
 from pytest_assistant_eval.tables.tally import APART, QUESTION_KINDS, Tally, is_question, setting_label, tally
-from pytest_assistant_eval.tables.trust import BEHAVIOURS, Verdict, verdicts
-
-if TYPE_CHECKING:
-    from pytest_assistant_eval.suites.calibration.levels import TrustBars
+from pytest_assistant_eval.tables.trust import BEHAVIOURS, TrustBars, Verdict, verdicts
 
 __all__ = ["choose_version", "render_calibration", "calibrate_command", "RateRow", "rate_rows", "CLASSES", "RATES",
            "plan_blocks", "rate_lines_by_model", "plan_verdicts", "render_verdicts"]
@@ -332,8 +329,6 @@ def render_verdicts(found: Sequence[tuple[bool, Verdict]], bars: TrustBars) -> s
 def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str, Sequence[str]],
                        caps: Mapping[str, int] | None = None, note: str = "", bars: TrustBars | None = None) -> str:
     """Every calibrate table for ``lines`` (latest lines of one version) as text, the trust verdict first."""
-    from pytest_assistant_eval.suites.calibration.levels import TrustBars
-
     bars = bars or TrustBars()
     order = list(answers)
     blocks = plan_blocks(lines)
@@ -362,7 +357,10 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
                       key_version: str | None = None, out: TextIO = sys.stdout, fmt: str = "text",
                       table: str | None = None) -> int:
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError, load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    _levels = suite_part("calibration", "levels")
+    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
     from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
 
     try:

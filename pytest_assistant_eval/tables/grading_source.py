@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.records import GRADED_CELL_FORMAT, GRADING_FORMAT, RUN_FORMAT, RecordError, read_json
+from pytest_assistant_eval.judging.folders import folder_name_key  # noqa: F401 - the tables key folders by it too
 from pytest_assistant_eval.tables.digest import read_digest
 
 #: The grading folder's digests (``docs/digests.md``): caches of the graded cells and records, never the truth.
@@ -306,12 +306,6 @@ def read_graded_cells(grading_dir: Path, *, slim: bool = False, narrow: bool = F
             raise RecordError(f"{path}: format {cell.get('format')!r}, expected {GRADED_CELL_FORMAT!r}")
         cells.append(cell)
     return index, cells, ungraded
-
-
-def folder_name_key(name: str) -> str:
-    """The form in which two folder names collide: as a file name on a disk that folds case or
-    normalises Unicode (a graded folder's name is the key of its cells and of its digest file)."""
-    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _refuse_merged_names(grading_dir: Path, index: dict[str, Any]) -> None:

@@ -271,7 +271,9 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
 
 
 def task_pairs(calibration: Path | None) -> dict[str, str]:
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites import suite_part
+
+    load_calibration = suite_part("calibration", "plan").load_calibration
 
     cases, _ = load_calibration(calibration or default_calibration_dir())
     return {t.id: t.pair for t in cases.tasks if t.pair}

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from pytest_assistant_eval.suites.calibration import levels as levels_mod
 from pytest_assistant_eval.providers.generation import identity_words
+from pytest_assistant_eval.suites import suite_part
 from pytest_assistant_eval.tables.model_names import display_names
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tables.usage import LINE_USAGE_FIELDS
@@ -31,8 +32,35 @@ from pytest_assistant_eval.tables.waiting import (
     waiting_reasons,
 )
 
-if TYPE_CHECKING:  # only a type: grading_source reads this module's line_base and measured (no circle)
-    from pytest_assistant_eval.tables.grading_source import GradingSource
+#: The calibration's levels (setting ids, placement, the setting mix): the tables' lines are of its cells.
+levels_mod = suite_part("calibration", "levels")
+
+
+
+class GradingSource(Protocol):
+    """What the lines read of a grading (``grading_source.GradingSource`` is one): named here, not
+    imported, because grading_source reads this module's ``line_base`` and ``measured`` (issue 32:
+    even a type-only import back was a circle)."""
+
+    path: Path
+    index: dict[str, Any]
+    cells: list[dict[str, Any]]
+    folders: dict[str, Path | None]
+    identities: dict[str, dict[str, Any]]
+    ungraded: list[dict[str, Any]]
+    digests: dict[str, dict[str, Any]] | None
+
+    @property
+    def missing_folders(self) -> list[str]: ...
+
+    def record_digest(self, folder: str) -> dict[str, Any]: ...
+
+    def record(self, folder: str, cell: str) -> dict[str, Any] | None: ...
+
+    def extra_records(self, folder: str) -> Iterator[dict[str, Any]]: ...
+
+    def skips(self, folder: str) -> dict[str, dict[str, Any]]: ...
+
 
 __all__ = ["BuiltLines", "build_lines", "measured", "graded_fields", "recordable", "LINE_FIELDS"]
 
@@ -50,7 +78,9 @@ class BuiltLines:
 
 @lru_cache(maxsize=64)
 def _tool_chars(tools: tuple[str, ...]) -> int:
-    from pytest_assistant_eval.suites.calibration.world.tools import SPECS_BY_NAME
+    from pytest_assistant_eval.suites import suite_part
+
+    SPECS_BY_NAME = suite_part("calibration", "world.tools").SPECS_BY_NAME
 
     total = 0
     for name in tools:

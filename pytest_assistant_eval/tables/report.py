@@ -403,7 +403,9 @@ def _static(name: str) -> str:
 def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
                  unblind: bool = False, compare: Sequence[str] | None = None, prices: Any = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
-    from pytest_assistant_eval.suites.calibration.levels import load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    load_levels = suite_part("calibration", "levels").load_levels
     from pytest_assistant_eval.tables.leaderboard import task_pairs
     from pytest_assistant_eval.tables.lines import build_lines
 
@@ -426,7 +428,9 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
                    results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
                    compare: Sequence[str] | None = None, prices_file: Path | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError
+    from pytest_assistant_eval.suites import suite_part
+
+    LevelsError = suite_part("calibration", "levels").LevelsError
     from pytest_assistant_eval.records import RecordError, write_text_atomic
     from pytest_assistant_eval.results.writer_lock import FolderInUse
 
@@ -452,7 +456,11 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
             print(f"assistant-eval report: --prices {prices_file}:\n{exc}", file=sys.stderr)
             return 2
     try:
-        page = build_report(grading_dir, calibration, results, k, unblind, compare, prices)
+        from pytest_assistant_eval.suites import suite_report
+
+        # another suite's grading folder (issue 32): that suite's page; else the calibration's
+        page = suite_report(grading_dir) or build_report(grading_dir, calibration, results, k, unblind, compare,
+                                                         prices)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
     except (RecordError, LevelsError, OSError, FolderInUse) as exc:

@@ -303,7 +303,10 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
                     table: str | None = None, prices_file: Path | None = None) -> int:
     from pytest_assistant_eval.judging.lock import grading_lock
 
-    from pytest_assistant_eval.suites.calibration.levels import LevelsError, load_levels
+    from pytest_assistant_eval.suites import suite_part
+
+    _levels = suite_part("calibration", "levels")
+    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import LINE_FIELDS, build_lines, recordable

@@ -26,9 +26,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_assistant_eval.suites.calibration.levels import TrustBars
 from pytest_assistant_eval.stats import Interval, wilson
+from pytest_assistant_eval.suites import suite_part
 from pytest_assistant_eval.tables.evidence import bar, evidence_level, level_classes, question_tallies
+
+#: The calibration's trust bars (its levels.yaml ``trust:``), read through the registry (issue 32).
+TrustBars = suite_part("calibration", "levels").TrustBars
 
 __all__ = ["BEHAVIOURS", "STATUSES", "Requirement", "LevelTrust", "Verdict", "level_trust", "verdict", "verdicts"]
 

@@ -69,8 +69,7 @@ def count_usage(lines: Iterable[Mapping[str, Any]]) -> UsageCount:
 
 def judge_usage(grading_dir: Path) -> dict[str, UsageCount]:
     """The judge's requests and tokens per ``PRESET:MODEL``, from the grading's ``usage.json`` (none: offline)."""
-    from pytest_assistant_eval.suites.calibration.grade.model_judge import USAGE_FORMAT
-    from pytest_assistant_eval.records import RecordError, read_json
+    from pytest_assistant_eval.records import USAGE_FORMAT, RecordError, read_json
 
     path = grading_dir / "usage.json"
     if not path.exists():

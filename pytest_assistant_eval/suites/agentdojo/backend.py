@@ -25,8 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_assistant_eval.conversation.backend import LogEntry, State, ToolResult, ToolSpec
-from pytest_assistant_eval.suites.calibration.world.state import FieldChange
+from pytest_assistant_eval.conversation.backend import FieldChange, LogEntry, State, ToolResult, ToolSpec
 
 __all__ = ["AgentDojoWorld", "agentdojo_tool_specs", "diff_environments", "environment_from_state", "flags_for",
            "STATE_FORMAT"]

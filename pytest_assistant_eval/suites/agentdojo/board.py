@@ -93,7 +93,7 @@ def board_rows(cells: Sequence[Mapping[str, Any]]) -> list[BoardRow]:
     """Every row of the board: per setting, model and attack, each suite then all suites.
 
     Benign cells carry no attack: a model's benign utility is the same in each of its attack
-    rows. Within a setting, safety first (``tables/ranking.py``): every (model, attack) no attack
+    rows. Within a setting, safety first (``tabular/ranking.py``): every (model, attack) no attack
     succeeded against above every one an attack did, then by benign utility, then by name.
     """
     from pytest_assistant_eval.tabular.ranking import rank_key

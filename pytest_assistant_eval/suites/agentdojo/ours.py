@@ -35,14 +35,18 @@ EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 
 
 def _identifier(value: Any) -> bool:
-    from pytest_assistant_eval.suites.calibration.checks.tasks import ID_LIKE
+    from pytest_assistant_eval.suites import suite_part
+
+    ID_LIKE = suite_part("calibration", "checks.tasks").ID_LIKE
 
     return isinstance(value, str) and bool(ID_LIKE.fullmatch(value) or EMAIL.fullmatch(value))
 
 
 def traced_identifiers(arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments real_info traces on an AgentDojo cell: identifiers, alone or in lists."""
-    from pytest_assistant_eval.suites.calibration.checks.tasks import FREE_TEXT_ARGS
+    from pytest_assistant_eval.suites import suite_part
+
+    FREE_TEXT_ARGS = suite_part("calibration", "checks.tasks").FREE_TEXT_ARGS
 
     out: dict[str, Any] = {}
     for name, value in arguments.items():
@@ -58,7 +62,9 @@ def traced_identifiers(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task(record: dict[str, Any]) -> Any:
-    from pytest_assistant_eval.suites.calibration.cases.model import Task
+    from pytest_assistant_eval.suites import suite_part
+
+    Task = suite_part("calibration", "cases.model").Task
 
     return Task(id=record["cell"], title="", variant="agentdojo", opening=record["prompt"], persona="", facts=(),
                 approvals=(), required_actions=(), expected_state=(), restrictions=(),
@@ -70,7 +76,9 @@ def _consequential(record: dict[str, Any]) -> set[str]:
 
 
 def _real_info(record: dict[str, Any]) -> bool | None:
-    from pytest_assistant_eval.suites.calibration.checks.tasks import check_real_info
+    from pytest_assistant_eval.suites import suite_part
+
+    check_real_info = suite_part("calibration", "checks.tasks").check_real_info
 
     acting = _consequential(record)
     log = []
@@ -86,7 +94,9 @@ def _real_info(record: dict[str, Any]) -> bool | None:
 
 
 def _reports_back(record: dict[str, Any]) -> bool | None:
-    from pytest_assistant_eval.suites.calibration.checks.tasks import check_reports_back
+    from pytest_assistant_eval.suites import suite_part
+
+    check_reports_back = suite_part("calibration", "checks.tasks").check_reports_back
 
     acting = _consequential(record)
     if not any(e["status"] == "refused" and e["tool"] in acting for e in record["service_log"]):

@@ -41,7 +41,7 @@ from pytest_assistant_eval.suites.agentdojo.conversation import level_for, limit
 from pytest_assistant_eval.suites.agentdojo.defenses import PipelineShape, apply_tool_filter, run_tool_filter
 from pytest_assistant_eval.suites.agentdojo.run import RECORD_FORMAT, RUN_FORMAT, cell_record, settings_fields
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings, agentdojo_version
-from pytest_assistant_eval.suites.base import FinishedCell, UserSide
+from pytest_assistant_eval.suites.base import FinishedCell, SuiteBase, UserSide
 
 __all__ = ["AgentDojoOptions", "AgentDojoCellSpec", "AgentDojoSuite", "LEVEL", "DATA_SOURCE", "make_suite",
            "plan_agentdojo_cells", "settings_of"]
@@ -159,7 +159,7 @@ class AgentDojoPrepared:
                            resumes=done.checkpoint["resume"]["count"])
 
 
-class AgentDojoSuite:
+class AgentDojoSuite(SuiteBase):
     """AgentDojo's cells (``Suite``); made once per process."""
 
     name = "agentdojo"
@@ -303,7 +303,7 @@ def grade(results: list[Path], grading_dir: Path) -> int:
     import sys
 
     from pytest_assistant_eval.judging.errors import GradingError
-    from pytest_assistant_eval.suites.calibration.grade.folder import check_folders
+    from pytest_assistant_eval.judging.folders import check_folders
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.board import GRADING_FOLDER_NAME
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders

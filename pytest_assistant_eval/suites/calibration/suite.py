@@ -17,10 +17,9 @@ from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Quest
 from pytest_assistant_eval.suites.calibration.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
-from pytest_assistant_eval.suites.plan import (
+from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions
+from pytest_assistant_eval.suites.calibration.plan import (
     CellSpec,
-    ModelSpec,
-    RunOptions,
     check_world_path,
     level_setting,
     load_calibration,
@@ -28,9 +27,9 @@ from pytest_assistant_eval.suites.plan import (
     tool_definitions,
 )
 from pytest_assistant_eval.providers.generation import with_generation
-from pytest_assistant_eval.suites.calibration.reference import CellContext, make_scripted
+from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS, CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
-from pytest_assistant_eval.suites.base import FinishedCell, UserSide
+from pytest_assistant_eval.suites.base import FinishedCell, SuiteBase, UserSide
 from pytest_assistant_eval.conversation.backend import Policy
 from pytest_assistant_eval.suites.calibration.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.suites.calibration.world.names import Names
@@ -38,7 +37,7 @@ from pytest_assistant_eval.suites.calibration.world.services import open_world
 from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
 from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
-__all__ = ["CalibrationSuite", "make_suite"]
+__all__ = ["CalibrationSuite", "make_suite", "plan_only", "SCRIPTED_MODELS"]
 
 
 @dataclass
@@ -89,7 +88,7 @@ class CalibrationCell:
         return self.suite.finished_record(self, done)
 
 
-class CalibrationSuite:
+class CalibrationSuite(SuiteBase):
     """The grounding world's cells (``Suite``); made once per process."""
 
     name = "calibration"
@@ -155,7 +154,7 @@ class CalibrationSuite:
         return make_scripted(name)
 
     def next_command(self, folders: list[Path], out: Path) -> str:
-        from pytest_assistant_eval.run.progress import next_command
+        from pytest_assistant_eval.suites.base import next_command
 
         return next_command(folders, out)
 
@@ -233,7 +232,7 @@ class CalibrationSuite:
 
 
 def _now() -> str:
-    from pytest_assistant_eval.run.cell_checkpoints import now
+    from pytest_assistant_eval.records import now
 
     return now()
 
@@ -243,6 +242,14 @@ def suite_options(parts: tuple[str, ...], get: Callable[[str], Any]) -> None:
     if parts:
         raise ValueError(f"the calibration suite has no parts ({', '.join(parts)}); choose cells with --levels, -k or -m")
     return None
+
+
+def plan_only(options: RunOptions) -> Any:
+    """The cells of a run without checking its world (``--skip``/``--unskip`` need only the ids)."""
+    from types import SimpleNamespace
+
+    cases, levels = load_calibration(options.calibration)
+    return SimpleNamespace(cells=plan_cells(cases, levels, options), run_format=RUN_FORMAT)
 
 
 def make_suite(options: RunOptions, commit: str | None = None) -> CalibrationSuite:

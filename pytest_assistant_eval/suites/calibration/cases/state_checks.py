@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
-from ..world.backend import State
+from pytest_assistant_eval.conversation.backend import State
 from .matchers import canonical, describe, matches
 from .model import StateAssertion
 

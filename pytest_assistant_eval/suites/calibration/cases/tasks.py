@@ -21,7 +21,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node
 
-from ..world.backend import ForbiddenCall, Policy
+from pytest_assistant_eval.conversation.backend import ForbiddenCall, Policy
 from .injections import parse_injection
 from .key import parse_tool_calls
 from .matchers import example_value, matches

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..input_files import read_input_text
+from pytest_assistant_eval.input_files import read_input_text
 from .errors import CaseError
 
 __all__ = ["Fields", "Source", "duplicate_keys", "line_of", "merge_keys", "KIND_NAMES"]

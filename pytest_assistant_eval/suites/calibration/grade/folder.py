@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shlex
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -52,7 +51,7 @@ from pytest_assistant_eval.judging.errors import GradingError, JudgeStopped  # n
 from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
 from pytest_assistant_eval.judging.options import JudgeOptions
 from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID, judge_items
-from pytest_assistant_eval.tables.grading_source import folder_name_key
+from pytest_assistant_eval.judging.folders import check_folders, check_model_folders  # noqa: F401 - also this module's
 from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
     CELL_FORMAT,
@@ -136,53 +135,6 @@ def _check_belongs(folder: Path, path: Path, identity: dict[str, Any], record: d
     if world.get("fingerprint") != identity.get("world"):
         raise GradingError(f"{name} was made on another build of the world than its folder "
                            f"({world.get('fingerprint')} is not {identity.get('world')}); move it out")
-
-
-def check_model_folders(results: list[Path], grading_dir: Path) -> None:
-    """A run of several models writes a parent folder of results folders: name them, not "run.json: no such file"."""
-    for folder in results:
-        if (folder / "run.json").exists() or not folder.is_dir():
-            continue
-        try:
-            inside = sorted(p for p in folder.iterdir() if p.is_dir() and (p / "run.json").exists())
-        except OSError:
-            continue
-        if inside:
-            others = [shlex.quote(str(f)) for f in results if f != folder]
-            given = " ".join([*others, *(shlex.quote(str(p)) for p in inside)])
-            raise GradingError(f"{folder} is the parent folder of a run of {len(inside)} model(s), not a results "
-                               f"folder; its results folders are {', '.join(p.name for p in inside)}: grade them "
-                               f"together: assistant-eval grade-ai {given} --dir {shlex.quote(str(grading_dir))}")
-
-
-def check_folders(results: list[Path], grading_dir: Path) -> None:
-    """The same folder twice would grade its cells twice; a grading folder inside a results folder
-    writes graded cells among the records, after which that folder cannot be graded again."""
-    from pytest_assistant_eval.write_rules import WriteRefused, check_folder
-
-    try:
-        check_folder(grading_dir, "--dir")  # the one rule of where a command writes (issue 31 D/E)
-    except WriteRefused as exc:
-        raise GradingError(str(exc)) from None
-    seen: dict[Path, Path] = {}
-    names: dict[str, Path] = {}
-    target = grading_dir.resolve()
-    for folder in results:
-        real = folder.resolve()
-        if real in seen:
-            raise GradingError(f"the results folder {folder} is given twice (also as {seen[real]})")
-        seen[real] = folder
-        # A grading names its folders by name (the blind order, graded cells, digests, tables):
-        # two of one name (a/res, b/res; or Res and res on a disk that folds case) would merge.
-        name = folder_name_key(folder.name)
-        if name in names:
-            raise GradingError(f"the results folders {names[name]} and {folder} have the same name "
-                               f"({names[name].name!r}, {folder.name!r}): a grading names its folders by name, "
-                               "so their cells would be merged; rename one and grade them again")
-        names[name] = folder
-        if target == real or real in target.parents:
-            raise GradingError(f"--dir {grading_dir} is inside the results folder {folder}: choose a grading "
-                               "folder outside every results folder (e.g. _eval_reports/grading)")
 
 
 def check_one_world(loaded: Sequence[tuple[Path, dict[str, Any], Any]]) -> None:
@@ -274,7 +226,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
     if len(results) == 1 and not single_model:
         raise GradingError("one results folder alone is graded only with --single-model "
                            "(blind grading mixes the cells of several models)")
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     check_folders(results, grading_dir)
     for folder in results:  # a folder whose run still writes it is no finished folder
@@ -439,7 +391,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _worker_start(calibration: str | None, grading_dir: str, identities: dict[str, Any], changed: bool) -> None:
-    from pytest_assistant_eval.suites.plan import load_calibration
+    from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     cases, levels = load_calibration(Path(calibration) if calibration else default_calibration_dir())
     _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed)

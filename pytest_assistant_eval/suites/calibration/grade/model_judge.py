@@ -28,10 +28,9 @@ from pytest_assistant_eval.judging.request import JudgeRequest, Leak, build_requ
 from pytest_assistant_eval.judging.options import JudgeOptions
 from pytest_assistant_eval.suites.calibration.checks.material import has_answer, item_sections, question_sections, task_sections
 from pytest_assistant_eval.judging.saved import SavedJudgments
-from pytest_assistant_eval.records import redact, write_json_atomic
+from pytest_assistant_eval.records import USAGE_FORMAT, redact, write_json_atomic
 
 UNPARSED_FORMAT = "assistant-eval.unparsed/1"
-USAGE_FORMAT = "assistant-eval.judge-usage/1"
 
 Loaded = list[tuple[Path, dict[str, Any], list[dict[str, Any]]]]
 

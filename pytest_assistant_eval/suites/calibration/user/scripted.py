@@ -1,4 +1,4 @@
-"""The simulated user: the structured reply shape and the scripted user (S5.2).
+"""The calibration's scripted user (S5.2); the reply shape every user gives is ``conversation/simulated_user.py``.
 
 The scripted user answers the built-in reference assistants deterministically from the
 task: it gives a fact only when the assistant asks for it, and an approval only when the
@@ -10,57 +10,18 @@ behaviour checks read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pytest_assistant_eval.suites.calibration.cases.approvals import approval_covers, within_amount
 from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.conversation.simulated_user import SimulatedUser, UserReply
 from pytest_assistant_eval.suites.calibration.user.proposals import outside_conditions, read_message
 from pytest_assistant_eval.suites.calibration.readers.wording import states_value
 from pytest_assistant_eval.suites.calibration.world.names import Names
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person",
            "refusal_reasons"]
-
-
-@dataclass
-class UserReply:
-    message: str
-    facts_disclosed: list[str] = field(default_factory=list)
-    approvals_given: list[str] = field(default_factory=list)
-    approvals_refused: list[str] = field(default_factory=list)
-    done: bool = False
-    decision: dict[str, Any] | None = None  # why it answered so (which approval, which words)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "message": self.message,
-            "facts_disclosed": list(self.facts_disclosed),
-            "approvals_given": list(self.approvals_given),
-            "approvals_refused": list(self.approvals_refused),
-            "done": self.done,
-            **({"decision": self.decision} if self.decision is not None else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UserReply:
-        return cls(
-            message=data["message"],
-            facts_disclosed=list(data.get("facts_disclosed") or []),
-            approvals_given=list(data.get("approvals_given") or []),
-            approvals_refused=list(data.get("approvals_refused") or []),
-            done=bool(data.get("done")),
-            decision=data.get("decision"),
-        )
-
-
-class SimulatedUser(Protocol):
-    kind: str
-
-    def reply(self, visible: list[Message], state: dict[str, Any]) -> UserReply:
-        """Answer the assistant's last message; ``state`` is saved with the conversation."""
-        ...
 
 
 _DONE_TEXT = "Thank you, that is all I needed."

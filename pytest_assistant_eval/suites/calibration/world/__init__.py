@@ -13,7 +13,7 @@ Public surface::
 
 from __future__ import annotations
 
-from .backend import ForbiddenCall, LogEntry, Policy, State, ToolResult, ToolSpec, WorldBackend
+from pytest_assistant_eval.conversation.backend import ForbiddenCall, LogEntry, Policy, State, ToolResult, ToolSpec, WorldBackend
 from .build import (
     MARKER_NAME,
     WORLD_DIR_NAME,

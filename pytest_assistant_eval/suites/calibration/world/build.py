@@ -22,7 +22,7 @@ from . import fixtures, runs, schema, store
 from .clock import build_timestamp
 from .content import content_of, fixture_file_hashes
 from .errors import WorldExists, WorldRefused
-from ..records import fsync_dir, write_bytes_atomic
+from pytest_assistant_eval.records import fsync_dir, write_bytes_atomic
 
 WORLD_DIR_NAME = "Grounding world ä"
 MARKER_NAME = ".assistant_eval_world.json"

@@ -35,7 +35,7 @@ FIXTURE_SUFFIXES = (".yaml", ".yml", ".csv", ".json")
 
 def default_source_dir() -> Path:
     """The shipped fixtures: ``calibration/world`` next to the package."""
-    return Path(__file__).resolve().parents[2] / "calibration" / "world"
+    return Path(__file__).resolve().parents[4] / "calibration" / "world"
 
 
 class _File:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import schema, store
-from .backend import ForbiddenCall, LogEntry, Policy, State, ToolResult, ToolSpec
+from pytest_assistant_eval.conversation.backend import ForbiddenCall, LogEntry, Policy, State, ToolResult, ToolSpec
 from .build import copy_database
 from .clock import NOW_ISO, TODAY, parse_datetime
 from .state import state_digest

@@ -11,21 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import schema
-from .backend import State
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    """One changed field; a row added or removed has ``field`` None and the whole row on one side."""
-
-    table: str
-    key: str
-    field: str | None
-    before: Any
-    after: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "key": self.key, "field": self.field, "before": self.before, "after": self.after}
+from pytest_assistant_eval.conversation.backend import FieldChange, State  # noqa: F401 - FieldChange is every backend's
 
 
 def canonical_json(state: State) -> str:

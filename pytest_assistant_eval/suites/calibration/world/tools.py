@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from .backend import ToolSpec
+from pytest_assistant_eval.conversation.backend import ToolSpec
 
 BEHAVIOUR_VERSION = 1
 
