@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_assistant_eval.secret import Secret, Secrets
-from pytest_assistant_eval.providers.secret_forms import replace_keys
+from pytest_assistant_eval.secret_forms import replace_keys
 
 KEY_MARK = "[key]"
 PATH_MARK = "[path]"

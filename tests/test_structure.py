@@ -289,6 +289,8 @@ TIERS: dict[str, int] = {
     # one sanitiser (providers' errors, skips, the run's lines), where a command may write (run --out,
     # grade-ai --dir, report --out), a user-named file read as a regular file only, numeric options' ranges
     "console": 0, "write_rules": 0, "input_files": 0, "option_ranges": 0,
+    # every form of a key redact.py replaces (issue 31 A): beside secret.py and redact.py, which read it
+    "secret_forms": 0,
 }
 TIER_NAMES = {4: "front doors", 3: "stages", 2: "suites", 1: "what suites use", 0: "shared values"}
 

@@ -17,7 +17,7 @@ from graded_helpers import CALIBRATION, REPO, run_and_grade
 from pytest_assistant_eval.tables.prices import Price, Prices, PricesError, load_prices
 from pytest_assistant_eval.tables.summary import summary_command
 from pytest_assistant_eval.tabular.table_data import summary_tables
-from pytest_assistant_eval.tables.usage import UsageCount
+from pytest_assistant_eval.tabular.usage import UsageCount
 
 JUDGE = "openai:gpt-4.1-mini"
 

@@ -22,7 +22,7 @@ from pytest_assistant_eval.providers.generation import identity_words
 from pytest_assistant_eval.suites import suite_part
 from pytest_assistant_eval.tables.model_names import display_names
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
-from pytest_assistant_eval.tables.usage import LINE_USAGE_FIELDS
+from pytest_assistant_eval.tabular.usage import LINE_USAGE_FIELDS
 from pytest_assistant_eval.tables.waiting import (
     NOT_GRADED,
     WAITING_RULES,

@@ -6,7 +6,7 @@ price of input read from the provider's cache (``cached_input``) and written to 
 (``cache_write``); a cached token without its own price costs the input price, never nothing.
 Format 1 files (no cache prices) are still read. Every problem is reported with the file and
 line, all at once. This module only prices token counts; it never counts them
-(``tables/usage.py`` does, from the records and the grading's ``usage.json``).
+(``tabular/usage.py`` does, from the records and the grading's ``usage.json``).
 """
 
 from __future__ import annotations

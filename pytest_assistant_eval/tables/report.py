@@ -321,9 +321,9 @@ def page_context(source: _KeptSource, built: Any, levels: Any, pairs: dict[str, 
 
 def usage_context(source: GradingSource, lines: Sequence[Mapping[str, Any]], prices: Any = None) -> dict[str, Any]:
     """Requests, tokens and (with prices) cost per model, and the judge's apart, counted as the summary
-    counts them (``tables/usage.py``)."""
+    counts them (``tabular/usage.py``)."""
     from pytest_assistant_eval.tables.prices import route_key
-    from pytest_assistant_eval.tables.usage import UsageCount, judge_usage
+    from pytest_assistant_eval.tabular.usage import UsageCount, judge_usage
 
     per: dict[str, dict[str, Any]] = {}
     for ln in lines:

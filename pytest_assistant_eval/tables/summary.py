@@ -22,7 +22,7 @@ from pytest_assistant_eval.tables.lines import BuiltLines
 from pytest_assistant_eval.tables.prices import Prices, route_key
 from pytest_assistant_eval.tabular.render import render_table
 from pytest_assistant_eval.tables.tally import QUESTION_KINDS, QUESTION_OUTCOMES, Tally, setting_label, tally
-from pytest_assistant_eval.tables.usage import UsageCount, count_usage, judge_usage, usage_text
+from pytest_assistant_eval.tabular.usage import UsageCount, count_usage, judge_usage, usage_text
 from pytest_assistant_eval.tables.waiting import NOT_GRADED, not_graded_advice, shown_numbers
 
 __all__ = ["render_summary", "summary_command", "new_lines", "SummaryRefused"]
@@ -57,7 +57,7 @@ class SummaryGroups:
     automatic: dict[str, Any]
     codes_of: dict[str, Counter]
     set_apart: dict[str, list[Mapping[str, Any]]]
-    #: (model, level setting, class or None for tasks) -> its usage (``tables/usage.py``)
+    #: (model, level setting, class or None for tasks) -> its usage (``tabular/usage.py``)
     usage: dict[tuple[str, str, str | None], UsageCount]
     model_usage: dict[str, UsageCount]
     route_of: dict[str, str]  # model -> PRESET:MODEL, its key in a prices file

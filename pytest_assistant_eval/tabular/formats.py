@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from pytest_assistant_eval.tables.cell_safety import FORMULA_STARTS, csv_text
+from pytest_assistant_eval.tabular.cell_safety import FORMULA_STARTS, csv_text
 
 __all__ = ["FORMATS", "Column", "DataTable", "TableFormatError", "add_format_arguments", "emit", "rate_columns",
            "rate_values", "to_json", "to_csv", "to_markdown"]

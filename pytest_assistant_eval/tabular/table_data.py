@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_assistant_eval.tabular.formats import Column, DataTable, rate_columns, rate_values
-from pytest_assistant_eval.tables.usage import UsageCount, count_usage
+from pytest_assistant_eval.tabular.usage import UsageCount, count_usage
 
 __all__ = ["LEADERBOARD_TABLES", "SUMMARY_TABLES", "CALIBRATE_TABLES", "AGENTDOJO_TABLES", "leaderboard_tables",
            "summary_tables", "calibrate_tables", "agentdojo_tables", "COMPARE_TABLES", "compare_tables", "verdict_tables"]

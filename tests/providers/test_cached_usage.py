@@ -16,7 +16,7 @@ import pytest
 from pytest_assistant_eval.conversation.messages import ChatRequest, Message
 from pytest_assistant_eval.tables.lines import measured
 from pytest_assistant_eval.tables.prices import Price, Prices
-from pytest_assistant_eval.tables.usage import count_usage
+from pytest_assistant_eval.tabular.usage import count_usage
 from tests.providers.fakes import Answer
 
 STREAMS = pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
