@@ -54,7 +54,7 @@ def main() -> int:
         number_parser = None
 
     from pytest_assistant_eval.suites.calibration.readers import units
-    from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities
+    from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
     from pytest_assistant_eval.suites.calibration.readers.spelled import spelled_numbers
 
     texts = corpus_texts()

@@ -19,7 +19,9 @@ from pytest_assistant_eval.suites.calibration.cases.model import Derivation, Fac
 from pytest_assistant_eval.suites.calibration.checks.answers import AnswerFlags, check_answer, sources_of, tool_description_texts
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.outcomes import question_outcome
-from pytest_assistant_eval.suites.calibration.readers.quantities import find_quantities, is_constant, is_sourced
+from pytest_assistant_eval.suites.calibration.readers.compare import is_constant
+from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
+from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced
 from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
 
 ESCALATION = "This question goes beyond what I can settle here, so I am handing it to a human colleague."

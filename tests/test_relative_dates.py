@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_assistant_eval.suites.calibration.checks.claims import untraced_statements
-from pytest_assistant_eval.suites.calibration.readers.quantities import find_dates
+from pytest_assistant_eval.suites.calibration.readers.dates import find_dates
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import relative_dates
 
 
