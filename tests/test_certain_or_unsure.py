@@ -18,7 +18,7 @@ from pytest_assistant_eval.suites.calibration.checks.claims import claims_item, 
 from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, read_grading
 from pytest_assistant_eval.suites.calibration.checks.rules_judge import judge_items
 from pytest_assistant_eval.records import RUN_FORMAT
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from tests.judge_fakes import Replier, judge_fake
 from tests.test_grading_answers import fact, grade as grade_answer, key, only, tool
 from tests.test_grading_claims import EVENTS, MADE

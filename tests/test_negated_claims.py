@@ -21,7 +21,7 @@ from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, 
 from pytest_assistant_eval.suites.calibration.checks.tasks import check_truthful
 from pytest_assistant_eval.suites.calibration.readers.negation import negated_action
 from pytest_assistant_eval.records import RUN_FORMAT
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from tests.judge_fakes import Replier, judge_fake
 from tests.test_grading_tasks import Run, task
 from tests.test_user_replies import judge_env  # noqa: F401  (a fixture)

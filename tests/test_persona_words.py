@@ -22,7 +22,7 @@ from pytest_assistant_eval.suites.calibration.checks.checked import check_record
 from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, read_grading
 from pytest_assistant_eval.records import RUN_FORMAT
 from pytest_assistant_eval.review.queue import reasons_for
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
 from pytest_assistant_eval.suites.calibration.world.names import Names
 from tests.judge_fakes import Replier, judge_fake

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, grade_command, grade_record, read_grading
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from tests.judge_fakes import Replier, judge_fake
 from tests.test_grading_tasks import Run
 from tests.test_user_replies import judge_env, planted_run  # noqa: F401  (a fixture)

@@ -16,7 +16,7 @@ import pytest
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser
 from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
-from pytest_assistant_eval.suites.plan import load_calibration
+from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables
 from pytest_assistant_eval.suites.calibration.world.names import Names
 from tests.test_grading_tasks import Run
