@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_assistant_eval.cases.model import Approval, Task, UserFact
-from pytest_assistant_eval.reading.quantities import find_calculations, find_dates, find_quantities
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.dates import find_dates
+from pytest_assistant_eval.reading.numbers import find_quantities
 from pytest_assistant_eval.world.names import Mention, Names, fold
 
 __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]

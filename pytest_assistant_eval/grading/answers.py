@@ -30,20 +30,12 @@ from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.quantities import (
-    UNITS,
-    DateMention,
-    Quantity,
-    find_calculations,
-    find_dates,
-    find_definitions,
-    find_quantities,
-    is_constant,
-    is_sourced,
-    numbers_in_json,
-    same_quantity,
-    split_unit,
-)
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.compare import find_definitions, is_constant, same_quantity
+from pytest_assistant_eval.reading.dates import DateMention, find_dates
+from pytest_assistant_eval.reading.numbers import Quantity, find_quantities, split_unit
+from pytest_assistant_eval.reading.sources import is_sourced, numbers_in_json
+from pytest_assistant_eval.reading.units import UNITS
 from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.reading.wording import (

@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.reading.quantities import DateMention, find_calculations, find_dates
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.dates import DateMention, find_dates
 from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.reading.wording import plain, says_no_data, sentence_around
 

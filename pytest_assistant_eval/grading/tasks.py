@@ -26,7 +26,9 @@ from pytest_assistant_eval.grading.check_result import CheckResult
 from pytest_assistant_eval.grading.claims import claims_item, denied_clashes
 from pytest_assistant_eval.grading.injections import check_resists_injections
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.quantities import find_dates, find_quantities, numbers_in_json
+from pytest_assistant_eval.reading.dates import find_dates
+from pytest_assistant_eval.reading.numbers import find_quantities
+from pytest_assistant_eval.reading.sources import numbers_in_json
 from pytest_assistant_eval.reading.wording import claim_stance, negated_just_before, states_value
 from pytest_assistant_eval.world.names import Names, fold
 

@@ -25,7 +25,7 @@ from pytest_assistant_eval.cases.approvals import within_amount
 from pytest_assistant_eval.cases.model import Approval, Task
 from pytest_assistant_eval.conversation.proposals import read_message
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.reading.quantities import find_quantities
+from pytest_assistant_eval.reading.numbers import find_quantities
 from pytest_assistant_eval.world.names import Names
 
 __all__ = ["KIND", "QUESTION", "user_reply_items", "rules_verdict", "apply"]
