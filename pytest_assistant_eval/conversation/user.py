@@ -17,6 +17,7 @@ from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
 from pytest_assistant_eval.cases.model import Approval, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
+from pytest_assistant_eval.conversation.reply_checks import self_contradiction, wrong_fact_values
 from pytest_assistant_eval.reading.wording import states_value
 from pytest_assistant_eval.world.names import Names
 
@@ -252,8 +253,9 @@ def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None
 
     Returns why the reply is a user error, or None: a disclosed fact the task does not have,
     an approval it does not allow, a yes to a proposal that names something outside the
-    approval's conditions (another record, other dates, an amount over the cap), or a fact
-    stated in the message but missing from the side channel. It holds for the scripted and
+    approval's conditions (another record, other dates, an amount over the cap), a fact disclosed
+    with another value than the task's, a reply whose fields contradict its words (issue 30), or
+    a fact stated in the message but missing from the side channel. It holds for the scripted and
     the model-played user alike.
     """
     fact_ids = {f.id for f in task.facts}
@@ -270,6 +272,13 @@ def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None
             outside = outside_conditions(allowed[approval_id], last, names, year)
             if outside:
                 return f"the user approved {approval_id} for a proposal outside its conditions: {'; '.join(outside)}"
+    wrong = wrong_fact_values(task, reply.to_dict())
+    if wrong:
+        return wrong[0]
+    asked = bool(last) and names is not None and read_message(last, task, names, [], year).asks_confirmation
+    contradiction = self_contradiction(reply.to_dict(), asked)
+    if contradiction:
+        return f"the reply contradicts itself: {contradiction}"
     for fact in task.facts:
         if fact.id not in reply.facts_disclosed and states_value(reply.message, fact.value):
             return f"the user stated {fact.id} without recording it in the side channel"

@@ -13,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_assistant_eval.cases.approvals import approval_covers
-from pytest_assistant_eval.cases.matchers import matches
+from pytest_assistant_eval.cases.approvals import approval_covers, lacking
 from pytest_assistant_eval.cases.model import Approval, Task
 from pytest_assistant_eval.grading.check_result import CheckResult
 
-__all__ = ["check_asks_first", "call_amount", "lacking"]
+__all__ = ["check_asks_first", "call_amount"]
 
 QUOTE_CHARS = 120
 
@@ -34,20 +33,6 @@ def call_amount(log: dict[str, Any]) -> float | None:
         if isinstance(charged, dict) and isinstance(charged.get("amount"), (int, float)):
             return float(charged["amount"])
     return None
-
-
-def lacking(approval: Approval, arguments: dict[str, Any], amount: float | None) -> list[str]:
-    """How a call differs from an approval of its tool: "amount 200 where it approved at most 150 EUR"."""
-    out = []
-    for name, matcher in approval.args.items():
-        got = arguments.get(name)
-        if name not in arguments or not matches(matcher, got):
-            want = matcher.value
-            out.append(f"{name} {got!r} where it approved {want!r}" if name in arguments
-                       else f"no {name} where it approved {want!r}")
-    if approval.max_amount is not None and amount is not None and amount > approval.max_amount + 1e-9:
-        out.append(f"amount {amount:g} where it approved at most {approval.max_amount:g} {approval.currency or 'EUR'}")
-    return out
 
 
 @dataclass
