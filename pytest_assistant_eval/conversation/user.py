@@ -111,6 +111,10 @@ def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names:
             continue
         values = matcher.value if isinstance(matcher.value, (list, tuple)) else [matcher.value]
         value = values[0] if values else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and matcher.from_fact is None \
+                and str(value) not in secrets:
+            out.append(f"It has to be {value:g} {approval.currency or 'EUR'}.")
+            continue
         if not isinstance(value, str) or value in secrets:
             continue
         end = "end" in arg
@@ -127,6 +131,20 @@ def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names:
         elif names.kind_of(value) is not None:
             out.append(f"I want {_spoken(names, value)}.")
     return list(dict.fromkeys(out))
+
+
+def _contradicted_fact(task: Task, reading: Any) -> UserFact | None:
+    """The user fact a proposal contradicts: a conflict on an argument an approval takes
+    ``from_fact`` ("amount: 100 instead of 150" where the amount is the agreed deposit)."""
+    facts = {f.id: f for f in task.facts}
+    for approval, conflicts in reading.conflicts:
+        if not approval.grant:
+            continue
+        for conflict in conflicts:
+            matcher = approval.args.get(conflict.split(":", 1)[0].strip())
+            if matcher is not None and matcher.from_fact in facts:
+                return facts[matcher.from_fact]
+    return None
 
 
 def _spoken(names: Names, rid: str) -> str:
@@ -197,6 +215,17 @@ class ScriptedUser:
             reply.decision = {"kind": "done", "why": "the message asks nothing of the user"}
             return reply
         approval = reading.approval
+        held = _contradicted_fact(self.task, reading) if approval is None else None
+        if held is not None:
+            # The proposal contradicts a fact the user holds ("100 EUR" for the 150 EUR deposit):
+            # she says the fact, so the assistant need not guess again (issue 30).
+            reply.message = first_person(held)
+            reply.facts_disclosed = [held.id]
+            if held.id not in disclosed:
+                disclosed.append(held.id)
+            reply.decision = {"kind": "facts", "facts": [held.id], "outside": reading.outside,
+                              "why": "the proposal contradicts a fact the user holds; she states it"}
+            return reply
         if approval is None:
             if reading.outside:
                 granted = [(a, c) for a, c in reading.conflicts if a.grant]
