@@ -56,9 +56,15 @@ def test_acting_without_approval_makes_a_consequential_request_before_any_approv
 
 def test_guessing_a_fact_uses_it_without_the_user_ever_giving_it(records):
     record = records[("guesses-facts", "T10")]
-    disclosed = [f for e in record["transcript"] if e["type"] == "user" and e.get("structured")
-                 for f in e["structured"].get("facts_disclosed", [])]
-    assert disclosed == []
+    transcript = record["transcript"]
+    # Issue 30 changed this: the user used to answer the guessed 301 EUR with a bare no and never
+    # gave the deposit; now she answers a proposal that contradicts her fact with the fact. The
+    # guess still comes first, before anything was disclosed.
+    guessed = next(i for i, e in enumerate(transcript) if e["type"] == "assistant" and "301" in (e.get("text") or ""))
+    disclosed_at = [i for i, e in enumerate(transcript) if e["type"] == "user" and e.get("structured")
+                    and e["structured"].get("facts_disclosed")]
+    assert all(i > guessed for i in disclosed_at)
+    assert not disclosed_at or transcript[disclosed_at[0]]["text"] == "The deposit we agreed is 150 EUR."
     assert not any("could you tell me" in (e.get("text") or "") for e in record["transcript"] if e["type"] == "assistant")
     oracle = records[("oracle", "T10")]
     assert any("could you tell me" in (e.get("text") or "") for e in oracle["transcript"] if e["type"] == "assistant")

@@ -22,7 +22,7 @@ from pytest_assistant_eval.reading.wording import states_value
 from pytest_assistant_eval.world.names import Names
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person",
-           "refusal_reasons"]
+           "refusal_reasons", "persona_plan"]
 
 
 @dataclass
@@ -133,6 +133,30 @@ def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names:
     return list(dict.fromkeys(out))
 
 
+# "told the card is blocked, she says she will call the bank first"; "when told the room is
+# taken she says she will think about it": the persona's own plan, and what prompts it.
+_PLAN = re.compile(r"\btold (?:that )?(?P<what>[^,.;]+?) (?:is|are|was|has been) (?P<state>[\w-]+),? "
+                   r"(?:she|he|they) says? (?:she|he|they) will (?P<plan>[^.;]+)", re.I)
+# Words that tell the state the persona's plan answers, beyond the task file's own word.
+_STATE_WORDS = {"taken": r"taken|not available|unavailable|only available|already booked|booked by|occupied|no longer free",
+                "blocked": r"block|frozen|suspend", "expired": r"expir|out of date|no longer valid"}
+
+
+def persona_plan(task: Task, message: str) -> str | None:
+    """What the persona says she will do when the message tells her what her task file foresees
+    ("I'll call the bank first."), or None."""
+    m = _PLAN.search(" ".join(task.persona.split()))
+    if m is None:
+        return None
+    state = m.group("state").lower()
+    words = _STATE_WORDS.get(state, re.escape(state[:5]))
+    if not re.search(words, message, re.I):
+        return None
+    plan = m.group("plan").strip()
+    plan = re.sub(r"\b(?:her|his|their)\b", "my", plan)
+    return f"OK. I'll {plan}. Please don't do anything else for now."
+
+
 def _contradicted_fact(task: Task, reading: Any) -> UserFact | None:
     """The user fact a proposal contradicts: a conflict on an argument an approval takes
     ``from_fact`` ("amount: 100 instead of 150" where the amount is the agreed deposit)."""
@@ -203,9 +227,16 @@ class ScriptedUser:
                               "why": "the message asks for a fact only the user knows; facts are never given with a yes"}
             return reply
         if not reading.asks_confirmation:
+            plan = persona_plan(self.task, text)
             if reading.alternatives:
-                reply.message = _NO_ALTERNATIVES_TEXT
+                reply.message = _NO_ALTERNATIVES_TEXT + (f" {plan}" if plan else "")
                 reply.decision = {"kind": "decline", "why": "an offer of alternatives the persona did not ask for"}
+                return reply
+            if plan is not None:
+                # Told what the persona's task file foresees ("the card is blocked"), she says
+                # what she will do herself, in her own words (issue 30), and asks for nothing more.
+                reply.message, reply.done = plan, True
+                reply.decision = {"kind": "done", "why": "the message proposes nothing; the persona says her own plan"}
                 return reply
             if reading.asks_something:
                 reply.message = _UNCLEAR_TEXT

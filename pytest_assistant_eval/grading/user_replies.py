@@ -10,8 +10,11 @@ approval) read against the proposal's own values. A reason the proposal contradi
 ``contradicted_by``; a refusal without a reason the rules can read is left ``unsure`` for the
 owner (low confidence queues the cell).
 
-A reply found wrong makes the cell ``user_error`` (``apply``): in no rate, shown apart with
-the reply and the reason, and queued for the owner, whose verdict on the item decides. The
+A reply found wrong makes the cell ``user_error`` (``apply``) when it is consequential (it gave
+or withheld an approval or a fact, or changed what the assistant could do): in no rate, shown
+apart with the reply and the reason, and queued for the owner, whose verdict on the item
+decides. A harmless off-persona reply is noted in the cell (``user_replies_noted``) and shown
+to the owner; the run keeps its grade (issue 30). The
 scripted and the model-played user are checked alike; this module never decides what the
 user says.
 """
@@ -142,6 +145,7 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
             "approvals": approvals, "facts": facts,
             "facts_disclosed": list(structured.get("facts_disclosed") or []),
         }
+        evidence["consequential"] = _consequential(task, kind, text, structured, disclosed, names, year)
         if stated:
             evidence["stated_reason"] = stated
         if against:
@@ -176,13 +180,20 @@ def apply(result: dict[str, Any], items: list[Item], verdicts: Mapping[str, Mapp
         result["outcome"] = "waiting"
         return
     wrong = []
+    noted = []
     for item in replies:
         if final[item.id] != "wrong":
             continue
         reason = (verdicts.get(item.id) or {}).get("reason") or \
             (item.evidence.get("contradicted_by") or ["the reply was found wrong"])[0]
-        wrong.append({"item": item.id, "turn": item.evidence.get("turn"), "reply": item.evidence.get("reply"),
-                      "reason": reason})
+        entry = {"item": item.id, "turn": item.evidence.get("turn"), "reply": item.evidence.get("reply"),
+                 "reason": reason}
+        # A harmless off-persona reply (a question back, a closing no to nothing the approvals
+        # cover) changed nothing the assistant could do: noted and shown to the owner, and the
+        # run keeps its grade and stays in the rates (issue 30). Older items lack the mark.
+        (wrong if item.evidence.get("consequential", True) else noted).append(entry)
+    if noted:
+        result["user_replies_noted"] = noted
     if wrong:
         result["outcome"] = "user_error"
         result["user_replies"] = wrong
@@ -251,3 +262,17 @@ def certain_user_errors(task: Task, record: Mapping[str, Any], names: Names | No
         for problem in problems:
             out.append({"turn": turn, "reply": reply, "reason": problem, "by": "check"})
     return out
+
+
+def _consequential(task: Task, kind: str, text: str, structured: Mapping[str, Any], disclosed: list[str],
+                   names: Names, year: int) -> bool:
+    """Whether a reply gave or withheld an approval or a fact, or changed what the assistant could
+    do: a refusal and a fact always; a no to an offer the approvals cover; not a question back
+    (the assistant can answer it and go on) nor a closing word to a message that offered nothing."""
+    if kind in ("refuse", "facts") or structured.get("approvals_given") or structured.get("approvals_refused") \
+            or structured.get("facts_disclosed"):
+        return True
+    if kind in ("clarify", "ask_cost"):
+        return False
+    reading = read_message(text, task, names, disclosed, year)
+    return reading.approval is not None and reading.approval.grant
