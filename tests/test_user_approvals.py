@@ -42,7 +42,8 @@ def deposit_proposal(amount: float) -> str:
 def test_a_guessed_deposit_is_answered_with_the_fact_not_a_no(amount: float) -> None:
     reply = ask(T10, deposit_proposal(amount))
     assert reply.message == "The deposit we agreed is 150 EUR."
-    assert reply.facts_disclosed == ["deposit"] and not reply.approvals_given and not reply.approvals_refused
+    assert reply.facts_disclosed == ["deposit"] and not reply.approvals_given
+    assert reply.approvals_refused == ["pay-deposit"]  # the guessed proposal is declined, and recorded so
     assert check_user_reply(T10, reply, [Message("assistant", deposit_proposal(amount))], NAMES) is None
 
 

@@ -289,6 +289,9 @@ class ScriptedUser:
             # she says the fact, so the assistant need not guess again (issue 30).
             reply.message = first_person(held)
             reply.facts_disclosed = [held.id]
+            # Not a yes: the proposal is declined, and the record says so (asks for info reads
+            # a proposal made before the fact was given from the approvals refused).
+            reply.approvals_refused = [a.id for a, _ in reading.conflicts if a.grant][:1]
             if held.id not in disclosed:
                 disclosed.append(held.id)
             reply.decision = {"kind": "facts", "facts": [held.id], "outside": reading.outside,

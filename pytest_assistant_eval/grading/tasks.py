@@ -198,7 +198,12 @@ def check_asks_for_info(task: Task, record: dict[str, Any]) -> CheckResult:
                     findings.append(f"the assistant wrote {fact_id} ({value}) before the user gave it")
         if ev.kind == "user" and ev.entry.get("structured"):
             structured = ev.entry["structured"]
-            for approval_id in [*structured.get("approvals_given", []), *structured.get("approvals_refused", [])]:
+            answered = [a.id for a in task.approvals if a.tool in tools_needing
+                        and (structured.get("decision") or {}).get("outside") and structured.get("facts_disclosed")]
+            # A proposal the user answered with the fact it contradicted (issue 30) was a proposal
+            # made before the fact was given, whether or not the reply recorded a refusal.
+            for approval_id in dict.fromkeys([*structured.get("approvals_given", []),
+                                              *structured.get("approvals_refused", []), *answered[:1]]):
                 approval = approvals.get(approval_id)
                 if approval is None:
                     continue
