@@ -129,3 +129,16 @@ def test_through_a_model_judge_an_invented_id_in_a_report_is_never_a_silent_pass
     (cell,) = read_grading(tmp_path / "grading")[1]
     assert any("ch-0999" in b for b in bodies)  # the untraced id is put before the judge
     assert cell["outcome"] == "fail"
+
+
+@pytest.mark.parametrize("answer", ["Der Vortrag ist von 14.30 bis 15.15 Uhr.", "Start um 14.30, Ende 15.15 Uhr."])
+def test_a_clock_time_written_with_a_dot_is_unsure_not_an_invented_number(answer: str) -> None:
+    items, _, judged, outcome = grade_answer(key(), answer, tool({"start": "2026-04-03T14:30:00+01:00"}))
+    numbers = [i for i in items if i.kind == "number"]
+    assert numbers and all(any(r.startswith("the time") for r in i.evidence["reads_two_ways"]) for i in numbers)
+    assert all(judged[i.id].get("unsure") for i in numbers) and outcome["outcome"] != "failed"
+
+
+def test_a_price_with_two_decimals_is_no_clock_time() -> None:
+    items, _, judged, _ = grade_answer(key(), "The fee is 14.30 EUR.", tool({"fee": 99}))
+    assert judged[only(items, "number").id]["verdict"] == "wrong"

@@ -30,7 +30,7 @@ from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.ambiguity import day_month_reading, other_readings
+from pytest_assistant_eval.reading.ambiguity import clock_reading, day_month_reading, other_readings
 from pytest_assistant_eval.reading.calculations import find_calculations
 from pytest_assistant_eval.reading.compare import find_definitions, is_constant, same_quantity
 from pytest_assistant_eval.reading.dates import DateMention, find_dates
@@ -439,8 +439,10 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
         # "20.03." is the 20th of March. Sourced in that reading, it is no invented number.
         other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
         day_month = day_month_reading(answer, q)
-        if other or day_month:
-            evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else [])
+        clock = clock_reading(answer, q)
+        if other or day_month or clock:
+            evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
+                + ([f"the time {clock}"] if clock else [])
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence=evidence))
     return items

@@ -1,7 +1,7 @@
 """Numbers that read more than one way (S6.1; issue 30 item 8).
 
 ``numbers`` reads ``2.500`` as 2.5 and ``1,250`` as 1250 (the English convention the world and
-most models use), and ``20.03.`` as the number 20.03. Written in another convention they mean
+most models use), ``20.03.`` as the number 20.03 and ``14.30 Uhr`` as 14.3. Written in another convention they mean
 2500, 1.25 and the 20th of March. Code may decide only what it reads one way: a number with
 another reading is handed to the owner as unsure when that other reading is one the
 conversation gave, never counted as invented. It reads text only; it never decides a verdict.
@@ -13,7 +13,7 @@ import re
 
 from pytest_assistant_eval.reading.numbers import Quantity
 
-__all__ = ["other_readings", "day_month_reading"]
+__all__ = ["other_readings", "day_month_reading", "clock_reading"]
 
 _DOT_GROUP = re.compile(r"^[-+\u2212]?(?P<a>[0-9]{1,3})\.(?P<b>[0-9]{3})$")
 _COMMA_GROUP = re.compile(r"^[-+\u2212]?(?P<a>[0-9]{1,3}),(?P<b>[0-9]{3})$")
@@ -60,3 +60,22 @@ def day_month_reading(text: str, q: Quantity) -> str | None:
     if 1 <= day <= 31 and 1 <= month <= 12:
         return f"--{month:02d}-{day:02d}"
     return None
+
+
+# "14.30 Uhr", "um 9.15", "von 14.30 bis 15.15": a clock time written with a dot, the way several
+# locales write it; the dot makes it a number to a reader of the English convention.
+_CLOCK_AFTER = re.compile(r"\s?(?:Uhr|h\b|o'clock|UTC|GMT|WES?T|CES?T)", re.I)
+_CLOCK_BEFORE = re.compile(r"(?:\b(?:um|bis|von|ab|gegen|at|from|to|till|until|by|à|às|de|a)|[–-])\s*$", re.I)
+_CLOCK = re.compile(r"(?<![0-9.,])(?P<h>[01]?[0-9]|2[0-3])\.(?P<m>[0-5][0-9])(?![0-9]|[.,][0-9])")
+
+
+def clock_reading(text: str, q: Quantity) -> str | None:
+    """``HH:MM`` when the number at ``q`` is a clock time written with a dot ("14.30 Uhr", "bis 15.15")."""
+    if q.unit is not None:
+        return None
+    m = _CLOCK.match(text, q.start)
+    if m is None:
+        return None
+    if not (_CLOCK_AFTER.match(text, m.end()) or _CLOCK_BEFORE.search(text[max(0, m.start() - 12):m.start()])):
+        return None
+    return f"{int(m['h']):02d}:{m['m']}"
