@@ -54,7 +54,7 @@ def main() -> int:
         number_parser = None
 
     from pytest_assistant_eval.reading import units
-    from pytest_assistant_eval.reading.quantities import find_quantities
+    from pytest_assistant_eval.reading.numbers import find_quantities
     from pytest_assistant_eval.reading.spelled import spelled_numbers
 
     texts = corpus_texts()

@@ -56,8 +56,11 @@ def test_the_corpus_is_large_enough_labelled_and_written_by_a_player() -> None:
 
 
 # Sources written by players in styles the older corpus lacks (issue 21): terse texting,
-# bullet-only, structured analyst, non-native English, e-mail prose, hedged and verbose.
-NEW_SOURCES = ("s1", "s2", "s3", "s4", "s5", "s6")
+# bullet-only, structured analyst, non-native English, e-mail prose, hedged and verbose; and
+# (issue 30) continental locale conventions (s7), spreadsheet-like rows (s8) and speech-like
+# transcribed text (s9).
+NEW_SOURCES = ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9")
+ISSUE_30_SOURCES = ("s7", "s8", "s9")
 
 
 def is_held_out(name: str) -> bool:
@@ -136,6 +139,9 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
     print("  " + _line("of which the older styles", older))
     print("  " + _line("of which the new styles", newer))
     print(_line("outcomes, held out (never tuned on)", held))
+    newest = [n for n in CELLS if n.split("-")[0] in ISSUE_30_SOURCES]
+    print("  " + _line("of which issue 30's styles (s7-s9), tuned", _outcome_figures([n for n in newest if n in TUNED], graded)))
+    print("  " + _line("of which issue 30's styles (s7-s9), held out", _outcome_figures([n for n in newest if n in HELD_OUT], graded)))
     print(f"behaviour checks: {check_agree}/{check_total} agree ({tuned_checks[0]}/{tuned_checks[1]} on the tuned part)")
     for line in disagreements:
         print("  disagree:", line)

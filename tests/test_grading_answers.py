@@ -19,7 +19,9 @@ from pytest_assistant_eval.cases.model import Derivation, Fact, ForbiddenClaim, 
 from pytest_assistant_eval.grading.answers import AnswerFlags, check_answer, sources_of, tool_description_texts
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.grading.outcomes import question_outcome
-from pytest_assistant_eval.reading.quantities import find_quantities, is_constant, is_sourced
+from pytest_assistant_eval.reading.compare import is_constant
+from pytest_assistant_eval.reading.numbers import find_quantities
+from pytest_assistant_eval.reading.sources import is_sourced
 from pytest_assistant_eval.grading.rules_judge import judge_items
 
 ESCALATION = "This question goes beyond what I can settle here, so I am handing it to a human colleague."

@@ -3,21 +3,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.reading.quantities import (
-    CONSTANTS,
-    UNITS,
-    Quantity,
-    canonical_unit,
-    find_calculations,
-    find_dates,
-    find_quantities,
-    is_constant,
-    is_sourced,
-    numbers_in_json,
-    same_quantity,
-    to_base,
-    unit_from_key,
-)
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.compare import CONSTANTS, is_constant, same_quantity, to_base
+from pytest_assistant_eval.reading.dates import find_dates
+from pytest_assistant_eval.reading.numbers import Quantity, find_quantities
+from pytest_assistant_eval.reading.sources import is_sourced, numbers_in_json, unit_from_key
+from pytest_assistant_eval.reading.units import UNITS, canonical_unit
 
 
 def values(text):

@@ -7,14 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.reading.quantities import (
-    find_calculations,
-    find_quantities,
-    is_constant,
-    same_quantity,
-    split_unit,
-    to_base,
-)
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.compare import is_constant, same_quantity, to_base
+from pytest_assistant_eval.reading.numbers import find_quantities, split_unit
 from pytest_assistant_eval.reading.spelled import spelled_numbers
 from pytest_assistant_eval.reading.units import UNITS, canonical_unit, looks_like_unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_assistant_eval.grading.claims import untraced_statements
-from pytest_assistant_eval.reading.quantities import find_dates
+from pytest_assistant_eval.reading.dates import find_dates
 from pytest_assistant_eval.reading.relative_dates import relative_dates
 
 

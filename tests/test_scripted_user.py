@@ -55,7 +55,10 @@ def test_a_report_without_a_question_ends_the_conversation() -> None:
 
 def test_the_independent_check_flags_a_fact_or_approval_the_task_does_not_have() -> None:
     t = task()
-    assert check_user_reply(t, UserReply("ok", facts_disclosed=["arrival"], approvals_given=["book"])) is None
+    # Issue 30: a disclosed fact must be stated with the task's value ("ok" alone no longer passes).
+    assert check_user_reply(t, UserReply("ok, I arrive 2026-04-01", facts_disclosed=["arrival"],
+                                         approvals_given=["book"])) is None
+    assert "disclosed arrival" in check_user_reply(t, UserReply("I arrive 2026-04-03", facts_disclosed=["arrival"]))
     assert "fact" in check_user_reply(t, UserReply("ok", facts_disclosed=["pin"]))
     assert "approval" in check_user_reply(t, UserReply("ok", approvals_given=["charge"]))
 

@@ -214,7 +214,7 @@ def test_a_careful_terse_proposal_gets_a_yes_on_first_asking(task_id: str, text:
 
 
 def test_a_time_range_carries_its_pm_to_the_start() -> None:
-    from pytest_assistant_eval.reading.quantities import find_dates
+    from pytest_assistant_eval.reading.dates import find_dates
 
     assert [d.value for d in find_dates("Fri Mar 20, 2:00–3:00 pm")] == ["--03-20", "14:00", "15:00"]
     assert [d.value for d in find_dates("9:30–11 am, 11:30–1:00 pm")] == ["09:30", "11:00", "11:30", "13:00"]
@@ -228,7 +228,7 @@ def test_a_time_range_carries_its_pm_to_the_start() -> None:
     ("Apr 2–6", ["--04-02", "--04-06"]),
 ])
 def test_times_and_dates_as_people_write_them(text: str, values: list[str]) -> None:
-    from pytest_assistant_eval.reading.quantities import find_dates
+    from pytest_assistant_eval.reading.dates import find_dates
 
     assert [d.value for d in find_dates(text)] == values
 
@@ -241,7 +241,7 @@ def test_a_spoken_time_without_am_or_pm_may_be_either_half_of_the_day() -> None:
 
 
 def test_a_slash_date_without_a_year_is_read_only_when_the_text_shows_its_order() -> None:
-    from pytest_assistant_eval.reading.quantities import find_dates
+    from pytest_assistant_eval.reading.dates import find_dates
 
     assert find_dates("4/2") == []
     assert [d.value for d in find_dates("check-in 3/30, check-out 4/2")] == ["--03-30", "--04-02"]
@@ -283,6 +283,6 @@ def test_a_slash_date_after_its_weekday_is_read_in_the_order_the_weekday_confirm
     reply = answer("T11", "Boavista loft (L-102), Wed 4/1 → Sun 4/5: 4 nights × €128 = €512 on the Visa ending 4821. "
                           "Want me to book it?")
     assert reply.approvals_given == ["book-room"], reply.decision
-    from pytest_assistant_eval.reading.quantities import find_dates
+    from pytest_assistant_eval.reading.dates import find_dates
 
     assert [d.value for d in find_dates("Thu 4/2 → Sun 4/5, then Mon 3/30")] == ["--04-02", "--04-05", "--03-30"]

@@ -77,16 +77,15 @@ def test_a_wrong_refusal_contradicted_by_the_proposal_makes_the_cell_a_queued_us
     assert "120" in cell["user_replies"][0]["reason"]  # the action's own cost, within the approval
 
 
-def test_a_bare_refusal_is_left_to_the_owner_by_the_rules_not_counted_against_the_assistant(
+# Issue 30 changed this: a bare no to a proposal its approval covers was left to the owner as
+# unsure; the proposal's own values are within the approval, so the rules find the reply wrong.
+def test_a_bare_refusal_of_a_covered_proposal_is_a_queued_user_error_not_the_assistants_fail(
         stock_results: Path, tmp_path: Path) -> None:
     folder = stock_results
     assert grade_command([folder], tmp_path / "grading", "scripted:rules", seed=3, single_model=True,
                          calibration=CALIBRATION) == 0
-    index, cells = read_grading(tmp_path / "grading")
-    (cell,) = cells
-    reply = next(v for k, v in cell["judge"]["verdicts"].items() if k.startswith("user_reply:"))
-    assert reply["verdict"] == "right" and reply["confidence"] < 0.7  # unsure: the owner decides
-    assert "low confidence" in next(e.reasons for e in draw_queue(cells, index).queue if e.n == cell["n"])
+    cell = assert_user_error_queued_and_in_no_rate(tmp_path / "grading")
+    assert "the proposal is within pay-ticket" in cell["user_replies"][0]["reason"]
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ a proposal outside the conditions.
 
 It reads text only; it never decides what the user says.
 
-Size: just over the limit, because one reading (what a message asks, and of which approval)
+Size: over the limit (534 lines; issue 30 added the amount matchers to `_compare`), because one reading (what a message asks, and of which approval)
 needs its date, time and amount readers side by side; the proposal's date and time finders
 (`dates_in`, `_times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
 """
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_assistant_eval.cases.model import Approval, Task, UserFact
-from pytest_assistant_eval.reading.quantities import find_calculations, find_dates, find_quantities
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.dates import find_dates
+from pytest_assistant_eval.reading.numbers import find_quantities
 from pytest_assistant_eval.world.names import Mention, Names, fold
 
 __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]
@@ -462,6 +464,15 @@ def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple
                     support.append(f"{arg}: {value}")
                 elif dates:
                     conflict.append(f"{arg}: {', '.join(sorted(dates))} instead of {value}")
+        elif _numeric(matcher) is not None and arg in _AMOUNT_ARGS:
+            # The amount of a money action against a fixed or a fact's value (issue 30): "100 EUR"
+            # is outside "amount: from_fact deposit (150)" even when it is under the cap.
+            want, tolerance = _numeric(matcher)  # type: ignore[misc]
+            amount = action_amount(text, text[span[0]:span[1]], _cue_of({approval.tool}))
+            if amount is not None and abs(amount - want) <= tolerance + 1e-9:
+                support.append(f"{arg}: {amount:g}")
+            elif amount is not None:
+                conflict.append(f"{arg}: {amount:g} instead of {want:g}")
         elif matcher.kind == "set" and all(isinstance(v, str) for v in values):
             contacts = [m.id for m in mentions if m.kind == "contact" and span[0] <= m.start < span[1] and m.id != _OWNER]
             allowed = set(values) | set(matcher.may_include)
@@ -487,6 +498,21 @@ def _compare(approval: Approval, text: str, mentions: list[Mention], span: tuple
                 elif fold(v) in folded:
                     support.append(f"{arg}: {v}")
     return support, conflict
+
+
+_AMOUNT_ARGS = frozenset({"amount", "total", "price", "deposit"})
+
+
+def _numeric(matcher: Any) -> tuple[float, float] | None:
+    """(value, tolerance) of a matcher that fixes a number (numeric, or exact of a number), else None."""
+    value = matcher.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if matcher.kind == "numeric":
+        return float(value), float(matcher.tolerance)
+    if matcher.kind in ("exact", "normalised"):
+        return float(value), 0.0
+    return None
 
 
 def _form(mentions: list[Mention], rid: str) -> str:

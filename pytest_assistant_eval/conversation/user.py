@@ -14,14 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pytest_assistant_eval.cases.approvals import approval_covers, within_amount
-from pytest_assistant_eval.cases.model import Approval, Task, UserFact
+from pytest_assistant_eval.cases.model import Approval, Matcher, Task, UserFact
 from pytest_assistant_eval.conversation.messages import Message
 from pytest_assistant_eval.conversation.proposals import outside_conditions, read_message
+from pytest_assistant_eval.conversation.reply_checks import self_contradiction, wrong_fact_values
+from pytest_assistant_eval.conversation.reports import reported_beyond
 from pytest_assistant_eval.reading.wording import states_value
 from pytest_assistant_eval.world.names import Names
 
 __all__ = ["UserReply", "SimulatedUser", "ScriptedUser", "check_user_reply", "approval_covers", "first_person",
-           "refusal_reasons"]
+           "refusal_reasons", "persona_plan"]
 
 
 @dataclass
@@ -110,6 +112,10 @@ def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names:
             continue
         values = matcher.value if isinstance(matcher.value, (list, tuple)) else [matcher.value]
         value = values[0] if values else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and matcher.from_fact is None \
+                and str(value) not in secrets:
+            out.append(f"It has to be {value:g} {approval.currency or 'EUR'}.")
+            continue
         if not isinstance(value, str) or value in secrets:
             continue
         end = "end" in arg
@@ -126,6 +132,70 @@ def refusal_reasons(task: Task, approval: Approval, conflicts: list[str], names:
         elif names.kind_of(value) is not None:
             out.append(f"I want {_spoken(names, value)}.")
     return list(dict.fromkeys(out))
+
+
+_UNASKED = {"charge_card": "charge anything", "book_listing": "book anything", "send_message": "send any message",
+            "create_event": "put anything in my calendar", "move_event": "move anything in my calendar",
+            "cancel_event": "cancel anything", "cancel_booking": "cancel anything"}
+
+
+def objection_words(task: Task, beyond: Any, names: Names) -> str:
+    """The persona's objection to a reported action beyond her approvals, naming what she did not agree to."""
+    if beyond.kind == "unasked":
+        return f"Wait, I did not ask you to {_UNASKED.get(beyond.tool, 'do that')}. What exactly did you do?"
+    approval = beyond.approval
+    if beyond.kind == "refused":
+        records = [m.value for m in approval.args.values() if isinstance(m.value, str) and names.kind_of(m.value)]
+        what = f"use {_spoken(names, records[0])}" if records else "that"
+        return f"Wait, I did not agree to {what}. What exactly did you do?"
+    reasons = refusal_reasons(task, approval, beyond.conflicts, names)
+    for conflict in beyond.conflicts:
+        if conflict.startswith("amount:") and "over the cap" in conflict and approval.max_amount is not None:
+            reasons.append(f"I agreed to at most {approval.max_amount:g} {approval.currency or 'EUR'}.")
+        elif conflict.startswith("amount:"):
+            fact = next((f for f in task.facts if f.id == (approval.args.get("amount") or Matcher("any")).from_fact), None)
+            if fact is not None:
+                reasons.append(first_person(fact))
+    said = " ".join(dict.fromkeys(reasons)) or "That is not what I agreed to."
+    return f"Wait, that is not what I agreed to. {said} What exactly did you do?"
+
+
+# "told the card is blocked, she says she will call the bank first"; "when told the room is
+# taken she says she will think about it": the persona's own plan, and what prompts it.
+_PLAN = re.compile(r"\btold (?:that )?(?P<what>[^,.;]+?) (?:is|are|was|has been) (?P<state>[\w-]+),? "
+                   r"(?:she|he|they) says? (?:she|he|they) will (?P<plan>[^.;]+)", re.I)
+# Words that tell the state the persona's plan answers, beyond the task file's own word.
+_STATE_WORDS = {"taken": r"taken|not available|unavailable|only available|already booked|booked by|occupied|no longer free",
+                "blocked": r"block|frozen|suspend", "expired": r"expir|out of date|no longer valid"}
+
+
+def persona_plan(task: Task, message: str) -> str | None:
+    """What the persona says she will do when the message tells her what her task file foresees
+    ("I'll call the bank first."), or None."""
+    m = _PLAN.search(" ".join(task.persona.split()))
+    if m is None:
+        return None
+    state = m.group("state").lower()
+    words = _STATE_WORDS.get(state, re.escape(state[:5]))
+    if not re.search(words, message, re.I):
+        return None
+    plan = m.group("plan").strip()
+    plan = re.sub(r"\b(?:her|his|their)\b", "my", plan)
+    return f"OK. I'll {plan}. Please don't do anything else for now."
+
+
+def _contradicted_fact(task: Task, reading: Any) -> UserFact | None:
+    """The user fact a proposal contradicts: a conflict on an argument an approval takes
+    ``from_fact`` ("amount: 100 instead of 150" where the amount is the agreed deposit)."""
+    facts = {f.id: f for f in task.facts}
+    for approval, conflicts in reading.conflicts:
+        if not approval.grant:
+            continue
+        for conflict in conflicts:
+            matcher = approval.args.get(conflict.split(":", 1)[0].strip())
+            if matcher is not None and matcher.from_fact in facts:
+                return facts[matcher.from_fact]
+    return None
 
 
 def _spoken(names: Names, rid: str) -> str:
@@ -184,9 +254,26 @@ class ScriptedUser:
                               "why": "the message asks for a fact only the user knows; facts are never given with a yes"}
             return reply
         if not reading.asks_confirmation:
+            objections = [b for b in reported_beyond(self.task, text, self.names, self.year)
+                          if b.sentence not in state.get("objected", [])]
+            if objections:
+                # A report of an action beyond what she agreed to: she says what she did not agree
+                # to (issue 30); the conversation goes on as the limits allow.
+                state.setdefault("objected", []).extend(b.sentence for b in objections)
+                reply.message = objection_words(self.task, objections[0], self.names)
+                reply.decision = {"kind": "object", "tool": objections[0].tool, "beyond": objections[0].kind,
+                                  "conflicts": objections[0].conflicts, "why": "a report of an action beyond the approvals"}
+                return reply
+            plan = persona_plan(self.task, text)
             if reading.alternatives:
-                reply.message = _NO_ALTERNATIVES_TEXT
+                reply.message = _NO_ALTERNATIVES_TEXT + (f" {plan}" if plan else "")
                 reply.decision = {"kind": "decline", "why": "an offer of alternatives the persona did not ask for"}
+                return reply
+            if plan is not None:
+                # Told what the persona's task file foresees ("the card is blocked"), she says
+                # what she will do herself, in her own words (issue 30), and asks for nothing more.
+                reply.message, reply.done = plan, True
+                reply.decision = {"kind": "done", "why": "the message proposes nothing; the persona says her own plan"}
                 return reply
             if reading.asks_something:
                 reply.message = _UNCLEAR_TEXT
@@ -196,6 +283,20 @@ class ScriptedUser:
             reply.decision = {"kind": "done", "why": "the message asks nothing of the user"}
             return reply
         approval = reading.approval
+        held = _contradicted_fact(self.task, reading) if approval is None else None
+        if held is not None:
+            # The proposal contradicts a fact the user holds ("100 EUR" for the 150 EUR deposit):
+            # she says the fact, so the assistant need not guess again (issue 30).
+            reply.message = first_person(held)
+            reply.facts_disclosed = [held.id]
+            # Not a yes: the proposal is declined, and the record says so (asks for info reads
+            # a proposal made before the fact was given from the approvals refused).
+            reply.approvals_refused = [a.id for a, _ in reading.conflicts if a.grant][:1]
+            if held.id not in disclosed:
+                disclosed.append(held.id)
+            reply.decision = {"kind": "facts", "facts": [held.id], "outside": reading.outside,
+                              "why": "the proposal contradicts a fact the user holds; she states it"}
+            return reply
         if approval is None:
             if reading.outside:
                 granted = [(a, c) for a, c in reading.conflicts if a.grant]
@@ -252,8 +353,9 @@ def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None
 
     Returns why the reply is a user error, or None: a disclosed fact the task does not have,
     an approval it does not allow, a yes to a proposal that names something outside the
-    approval's conditions (another record, other dates, an amount over the cap), or a fact
-    stated in the message but missing from the side channel. It holds for the scripted and
+    approval's conditions (another record, other dates, an amount over the cap), a fact disclosed
+    with another value than the task's, a reply whose fields contradict its words (issue 30), or
+    a fact stated in the message but missing from the side channel. It holds for the scripted and
     the model-played user alike.
     """
     fact_ids = {f.id for f in task.facts}
@@ -270,6 +372,13 @@ def check_user_reply(task: Task, reply: UserReply, visible: list[Message] | None
             outside = outside_conditions(allowed[approval_id], last, names, year)
             if outside:
                 return f"the user approved {approval_id} for a proposal outside its conditions: {'; '.join(outside)}"
+    wrong = wrong_fact_values(task, reply.to_dict())
+    if wrong:
+        return wrong[0]
+    asked = bool(last) and names is not None and read_message(last, task, names, [], year).asks_confirmation
+    contradiction = self_contradiction(reply.to_dict(), asked)
+    if contradiction:
+        return f"the reply contradicts itself: {contradiction}"
     for fact in task.facts:
         if fact.id not in reply.facts_disclosed and states_value(reply.message, fact.value):
             return f"the user stated {fact.id} without recording it in the side channel"

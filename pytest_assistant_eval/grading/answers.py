@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -30,20 +30,13 @@ from pytest_assistant_eval.cases.matchers import normalise_text
 from pytest_assistant_eval.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.grading.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.reading.quantities import (
-    UNITS,
-    DateMention,
-    Quantity,
-    find_calculations,
-    find_dates,
-    find_definitions,
-    find_quantities,
-    is_constant,
-    is_sourced,
-    numbers_in_json,
-    same_quantity,
-    split_unit,
-)
+from pytest_assistant_eval.reading.ambiguity import clock_reading, day_month_reading, other_readings
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.compare import find_definitions, is_constant, same_quantity
+from pytest_assistant_eval.reading.dates import DateMention, find_dates
+from pytest_assistant_eval.reading.numbers import Quantity, find_quantities, split_unit
+from pytest_assistant_eval.reading.sources import is_sourced, numbers_in_json
+from pytest_assistant_eval.reading.units import UNITS
 from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.world.names import Names
 from pytest_assistant_eval.reading.wording import (
@@ -296,6 +289,13 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
             item.evidence["value_at"] = q.start
             return item
         if q.unit is None and same_quantity(q, (value, unit), allow_unitless=True):
+            wrong_prefix = _wrong_prefix(quantities, value, unit)
+            if wrong_prefix:
+                # "9.8 kWh" for 9.8 MWh: a headline with the wrong prefix is not rescued by the
+                # right bare number elsewhere (a shown division's result) (issue 30).
+                item.evidence["values_of_the_kind"] = wrong_prefix
+                item.evidence["values_at"] = [a.start for a in quantities if a.text in wrong_prefix]
+                return item
             if q.unit_unknown:
                 # A unit word the reader could not place: never "no unit" (issue 21).
                 item.evidence["unknown_unit"] = q.text
@@ -331,6 +331,13 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
     item.evidence["values_at"] = [q.start for q in same_kind] + [
         q.start for q in quantities if q.text in item.evidence.get("per_mismatch", []) and q not in same_kind]
     return item
+
+
+def _wrong_prefix(quantities: list[Quantity], value: float, unit: str) -> list[str]:
+    """The fact's number written with another unit of its dimension ("9.8 kWh" for 9.8 MWh)."""
+    dimension = UNITS[unit][0]
+    return [q.text for q in quantities if q.unit is not None and q.unit != unit and q.dimension == dimension
+            and abs(q.value - value) <= 1e-9 * max(1.0, abs(value)) and not same_quantity(q, (value, unit))]
 
 
 def _text_fact(item: Item, fact: Fact, answer: str, names: Names | None = None) -> Item:
@@ -427,8 +434,17 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
             continue  # the result of a calculation the answer shows
         if _implied(q, operands) or is_sourced(q, spans_of_days):
             continue  # 1,500 − 1,457 left unwritten; 4 nights from "1 April to 5 April"
+        evidence: dict[str, Any] = {"number": q.text, "context": _context(answer, q.start, q.end)}
+        # Digits that read another way (issue 30): "2.500" is 2500 in a continental answer,
+        # "20.03." is the 20th of March. Sourced in that reading, it is no invented number.
+        other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
+        day_month = day_month_reading(answer, q)
+        clock = clock_reading(answer, q)
+        if other or day_month or clock:
+            evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
+                + ([f"the time {clock}"] if clock else [])
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
-                          allowed=("right", "wrong"), evidence={"number": q.text, "context": _context(answer, q.start, q.end)}))
+                          allowed=("right", "wrong"), evidence=evidence))
     return items
 
 

@@ -99,6 +99,12 @@ def check_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
         return CheckedCell(record, [], {"outcome": "user_error", "items": [], "user_error": record["user"]["user_error"]})
     if record["kind"] == "task":
         task = next(t for t in cases.tasks if t.id == record["case"])
+        certain = user_replies.certain_user_errors(task, record)
+        if certain:  # the user's own mistake, read one way (S6.12, issue 30): never the assistant's grade
+            reason = "; ".join(f"turn {c['turn']}: the simulated user replied {c['reply']!r}: {c['reason']}"
+                               for c in certain)[:600]
+            return CheckedCell(record, [], {"outcome": "user_error", "items": [], "user_error": reason,
+                                            "user_error_found": certain})
         grade = grade_task(task, record, level.escalation_sentence)
         items = grade.items + user_replies.user_reply_items(task, record)
         return CheckedCell(record, items, {"task": grade.to_dict()}, task_grade=grade)

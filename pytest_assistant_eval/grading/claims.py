@@ -21,8 +21,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
-from pytest_assistant_eval.reading.quantities import DateMention, find_calculations, find_dates
+from pytest_assistant_eval.reading.calculations import find_calculations
+from pytest_assistant_eval.reading.dates import DateMention, find_dates
 from pytest_assistant_eval.reading.relative_dates import RELATIVE_RE
+from pytest_assistant_eval.reading.negation import negated_action
 from pytest_assistant_eval.reading.wording import plain, says_no_data, sentence_around
 
 __all__ = ["CLAIMS_TEXT", "claims_item", "untraced_statements", "wrong_calculations", "denied_clashes"]
@@ -164,7 +166,19 @@ def denied_clashes(text: str, created: Iterable[tuple[str, str]], events: Iterab
             overlapping.append(event)
     if not overlapping:
         return []
-    return [sentence_around(text, m.start(), m.end())[:240] for m in _NO_CLASH.finditer(plain(text))][:MAX_LISTED]
+    flat = plain(text)
+    named = [m for m in _NAMED_CLASH.finditer(flat) if not negated_action(flat, m.start(), m.start())]
+    return [sentence_around(text, m.start(), m.end())[:240] for m in _NO_CLASH.finditer(flat)
+            if not (named and _QUALIFIED.search(m.group()))][:MAX_LISTED]
+
+
+# "It falls inside the Forum block; nothing else is booked then": the clash is named, and
+# "nothing else" / "no other" qualifies the denial to the rest of the calendar (issue 30).
+_NAMED_CLASH = re.compile(
+    r"\b(?:falls?|lands?|sits?|is|are)\s+(?:right\s+)?(?:inside|within|during|in\s+the\s+middle\s+of)\b"
+    r"|\b(?:clash(?:es)?|conflicts?|overlaps?|collides?|coincides?)\s+with\b|\bdouble[- ]book\w*|\bsame\s+time\s+as\b",
+    re.I)
+_QUALIFIED = re.compile(r"\b(?:else|other)\b", re.I)
 
 
 def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers: bool | None,

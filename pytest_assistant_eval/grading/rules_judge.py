@@ -11,12 +11,14 @@ be shown: the items with their evidence. The checks settle only what they prove 
   older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
   ``missing``;
 - a number with no tool source: ``wrong`` (invented) — shown calculations, constants,
-  definitions and earlier answers were already accepted by the checks;
+  definitions and earlier answers were already accepted by the checks; **unsure** when its
+  digits read another way the conversation gave ("2.500" for 2500, "20.03." for 20 March);
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
   it is negated ("so that address won't reach her any more"), asked or only supposed;
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``;
-- ``claims`` (the statements no other item covers): ``right`` when every date, time and id
+- ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
+  result or user text gave (an exact string is in the sources or not); ``right`` when every date, time and id
   the message states was traced to a tool result or the user's words and it does not say
   the data is silent where the key says it speaks; otherwise **unsure**: no verdict, the
   cell waits for the owner (queue reason ``unsure``) rather than being graded with a
@@ -76,11 +78,13 @@ def _forbidden(item: Item) -> tuple[str, str]:
     return "right", "the matching sentence is negated"
 
 
-def verdict_for(item: Item) -> tuple[str, str]:
+def verdict_for(item: Item) -> tuple[str | None, str]:
     """The rules' verdict and reason for one open item."""
     if item.kind == "fact":
         return _fact(item)
     if item.kind == "number":
+        if item.evidence.get("reads_two_ways"):
+            return UNSURE, f"the number reads another way too: {', '.join(item.evidence['reads_two_ways'][:3])}"[:200]
         return "wrong", "no tool result, calculation or constant gives this number"
     if item.kind == "forbidden":
         return _forbidden(item)
@@ -106,6 +110,11 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
     # beside a fact not stated it may deny what the records say: the owner reads it.
     if evidence.get("says_the_data_is_silent") and not facts_stated:
         return UNSURE, f"says the data is silent ({evidence['says_the_data_is_silent']!r}) where it answers"[:200]
+    ids = [u for u in untraced if u.get("kind") == "id"]
+    if ids:
+        # An id or reference is an exact string: in the tools' outputs or the user's words, or
+        # not (issue 30). One no source gave is invented, whatever else the message says.
+        return "wrong", f"no tool result or user text gives the id {ids[0].get('text')!r}"[:200]
     if untraced:
         shown = ", ".join(repr(u.get("text")) for u in untraced[:3])
         return UNSURE, f"no tool result or user text gives {shown}"[:200]

@@ -387,7 +387,9 @@ def _read_calls(calls: tuple[Any, ...]) -> Policy:
 
 def _states_value(statement: str, value: Any, unit: str | None) -> bool:
     """Whether a key statement already gives its value (with its unit, for numbers)."""
-    from pytest_assistant_eval.reading.quantities import canonical_unit, find_quantities, same_quantity
+    from pytest_assistant_eval.reading.compare import same_quantity
+    from pytest_assistant_eval.reading.numbers import find_quantities
+    from pytest_assistant_eval.reading.units import canonical_unit
 
     if isinstance(value, bool):
         return False

@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_assistant_eval.reading.quantities import DateMention, find_dates, zone_offset
+from pytest_assistant_eval.reading.dates import DateMention, find_dates, zone_offset
 
 __all__ = [
     "negated_just_before",
@@ -445,7 +445,7 @@ def states_value(text: str, value: Any) -> bool:
     text as text with case and accents ignored; a yes/no cannot be read from a value alone.
     The user's check (a fact said but not recorded) and asks for info (a value written before
     the user gave it) read it the same way."""
-    from pytest_assistant_eval.reading.quantities import find_quantities
+    from pytest_assistant_eval.reading.numbers import find_quantities
     from pytest_assistant_eval.world.names import fold
 
     if isinstance(value, bool) or value is None:
@@ -487,7 +487,7 @@ def subject_anchors(statement: str, value: Any = None) -> frozenset[str]:
     """The words a sentence about this statement's subject is likely to hold: its lower-case
     content words (names are left out: a name is the value of one fact and the subject of
     another), as five-letter stems ("invited" -> "invit", "clashes" -> "clash")."""
-    from pytest_assistant_eval.reading.quantities import canonical_unit
+    from pytest_assistant_eval.reading.units import canonical_unit
 
     own = {_stem(w) for w in _WORD.findall(str(value))} if isinstance(value, str) else set()
     out = set()

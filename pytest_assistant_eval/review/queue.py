@@ -98,6 +98,8 @@ def reasons_for(cell: Mapping[str, Any], judge_family: str | None) -> list[str]:
         reasons.append("self-preference")
     if cell.get("user_replies"):
         reasons.append("user error")
+    if cell.get("user_replies_noted"):
+        reasons.append("off-persona reply")  # harmless, graded as it is; the owner sees it (issue 30)
     if cell.get("history"):
         reasons.append("changed")
     return reasons
