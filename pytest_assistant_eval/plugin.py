@@ -138,7 +138,7 @@ def _options(config: pytest.Config) -> runner.RunOptions:
                                      generation_from(get))
     except runner.UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    user_model = _check_user_model(_user_model(config), models)
+    user_model = _check_user_model(_user_model(config), models, worker=hasattr(config, "workerinput"))
     levels = tuple(x.strip() for x in get("levels").split(",") if x.strip()) if get("levels") else None
     repeats = get("repeats")
     if repeats is not None and repeats < 1:
@@ -191,7 +191,7 @@ def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
         raise pytest.UsageError(f"--user-model: {exc}") from None
 
 
-def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.ModelSpec]
+def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.ModelSpec], *, worker: bool
                       ) -> runner.ModelSpec | None:
     """``--user-model`` plays the user of the assistants of a provider; a scripted assistant keeps the
     scripted user (its faults are planted against it). Never silently ignored: a warning says so (issue 29)."""
@@ -199,7 +199,9 @@ def _check_user_model(user_model: runner.ModelSpec | None, models: list[runner.M
         return None
     scripted = [f"scripted:{m.model}" for m in models if m.preset == "scripted"]
     unused = bool(scripted) and len(scripted) == len(models)
-    if not scripted or os.environ.get("PYTEST_XDIST_WORKER"):
+    # An xdist worker of this run is told by its config, not by PYTEST_XDIST_WORKER: a run started from
+    # inside another pytest's worker (a test, a CI job) inherits that variable and would say nothing.
+    if not scripted or worker:
         return None if unused else user_model  # said once, by the controller
     given = f"{user_model.preset}:{user_model.model}"
     if unused:  # dropped: no key, no data notice and no request for a user nobody talks to
