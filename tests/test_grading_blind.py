@@ -119,3 +119,14 @@ def test_an_answer_naming_its_cap_is_blinded_not_refused() -> None:
     assert "8 tool calls" not in blinded and "[cap]" in blinded
     context = LeakContext(("player",), ("basic", "standard"), (8, 12), ())
     assert leaks(text, context) and not leaks(blinded, context)
+
+
+@pytest.mark.parametrize("text", ["free", "It is free of charge.", "the latest booking", "a beta test"])
+def test_a_routing_tag_of_a_model_name_is_ordinary_text(text):
+    """``vendor/qwen-coder:free`` names the model by ``qwen-coder``; ``free`` alone gives nothing away."""
+    assert leaks(text, CONTEXT) == []
+    assert BLINDER.blind(text) == text
+
+
+def test_the_model_part_of_a_tagged_name_is_still_hidden():
+    assert leaks("qwen-coder answered", CONTEXT) and BLINDER.blind("qwen-coder answered") == "[assistant] answered"

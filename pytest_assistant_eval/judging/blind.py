@@ -110,6 +110,11 @@ def _phrase(texts: Iterable[str]) -> str:
     return "|".join(re.escape(t) for t in sorted({t for t in texts if t}, key=len, reverse=True))
 
 
+# Words a provider appends to a model's name to route or pin it (OpenRouter's variants, Ollama's tags):
+# they are ordinary English and say nothing of which model answered, so they are not hidden on their own.
+ROUTING_TAGS = frozenset({"free", "latest", "beta", "nitro", "floor", "online", "extended", "thinking"})
+
+
 @dataclass
 class Blinder:
     """What to hide for one grading: the models of every folder, the levels and their sentences, run times."""
@@ -125,7 +130,9 @@ class Blinder:
         for name in self.model_names:
             for part in {name, *re.split(r"[/:]", name)}:
                 part = part.strip()
-                if len(part) >= 3:
+                # A routing tag (``:free``, ``:latest``) names no model: hiding the word would blank
+                # ordinary prose ("free of charge") and flag it as a leak.
+                if len(part) >= 3 and part.lower() not in ROUTING_TAGS:
                     names.add(part)
         self._models = (re.compile(r"(?i)(?<![\w-])(?:" + _phrase(names) + r")(?![\w-])") if names else None)
         levels = _phrase(self.level_names)
