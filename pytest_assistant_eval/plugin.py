@@ -182,12 +182,17 @@ def _ollama_contexts(value: str | None) -> tuple[tuple[str, int], ...] | None:
 def _user_model(config: pytest.Config) -> runner.ModelSpec | None:
     value = config.getoption("user_model")
     if not value:
+        if config.getoption("user_setting"):
+            raise pytest.UsageError("--user-setting needs --user-model: the scripted user has no generation settings")
         return None
     if ":" not in value:
         raise pytest.UsageError("--user-model needs PRESET:MODEL (e.g. openai:gpt-4.1-mini)")
+    from pytest_assistant_eval.run.model_options import user_settings
+
     try:
-        return runner.parse_models(None, [value], config.getoption("user_base_url"))[0]
-    except runner.UsageError as exc:
+        settings = user_settings(config.getoption("user_setting"))
+        return runner.parse_models(None, [value], config.getoption("user_base_url"), generation=settings)[0]
+    except (runner.UsageError, ValueError) as exc:
         raise pytest.UsageError(f"--user-model: {exc}") from None
 
 

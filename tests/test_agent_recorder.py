@@ -61,3 +61,12 @@ def test_a_shown_json_object_is_returned_as_it_is(data, ok):
     text = json.dumps({"ok": ok, "result": data}, sort_keys=True)
     assert result_value(text, "ok" if ok else "error", False) == {"ok": ok, "result": data}
     assert result_value(text, "ok", True) == {"ok": True, "truncated": True, "text": text}
+
+
+def test_a_shut_recorder_refuses_a_call_and_records_nothing(recorder):
+    recorder.open = True
+    recorder.shut()
+    result = recorder.call("list_cards", {})
+    assert result["ok"] is False and "no user turn is running" in result["error"]
+    assert recorder.conversation.state.transcript == [] or all(
+        e.get("type") != "tool" for e in recorder.conversation.state.transcript)

@@ -119,6 +119,21 @@ def test_an_agent_whose_turn_raises_ends_its_cell_as_an_error_and_the_run_goes_o
         assert record["turns"] == [{"turn": 0, "final": "", "stop": "agent_error", "rounds": 0, "tool_calls": 0}]
 
 
+def test_an_agent_whose_turn_hangs_ends_at_the_request_deadline_and_its_late_calls_are_refused(world_dir, tmp_path):
+    out, late = tmp_path / "hangs", tmp_path / "late.txt"
+    result = _run(world_dir, out, CARELESS, TEST_AGENTS, "--levels", "basic", "--repeats", "1", "-k", "T01 or T02",
+                  "--request-deadline", "1", ASSISTANT_EVAL_TEST_AGENT="hang", ASSISTANT_EVAL_TEST_AGENT_LATE=str(late))
+    assert result.ret == 0, console(result)
+    assert "took longer than 1 s (--request-deadline)" in console(result)
+    cells = records(out)
+    assert set(cells) == {"T01__basic__r1", "T02__basic__r1"}  # the run went on past the first hung turn
+    for record in cells.values():
+        assert record["stop_reason"] == "agent_error"
+        assert "took longer than 1 s" in record["agent"]["error"]
+        # Only the call made within the deadline is in the log; the late one never reached a service.
+        assert [e["tool"] for e in record["service_log"]] == ["list_cards"]
+
+
 def test_a_bad_factory_is_a_usage_error_before_any_cell(world_dir, tmp_path):
     result = _run(world_dir, tmp_path / "bad", "agent:careless_agent:no_such_factory", TEST_AGENTS, *PAIR)
     assert result.ret != 0

@@ -155,6 +155,29 @@ def test_a_task_cell_of_a_provider_assistant_is_answered_by_the_user_model(calib
     assert "usage openai-compatible:user-sim (calibration)" in console(result)
 
 
+def test_the_user_models_own_generation_settings_reach_its_requests_and_the_record(calibration_dir, world_dir,
+                                                                                  tmp_path):
+    done = Answer(text=reply_text(message="Thank you, that is all.", done=True))
+    with OpenAIFake(default=done) as user_fake:
+        user_fake.add(Answer(text=reply_text(approvals_given=["pay-ticket"])))
+        result = run_with_user(world_dir, calibration_dir, tmp_path / "results", user_fake, "openai-compatible",
+                               "--user-setting", "temperature=0.3", "--user-setting", "seed=7")
+    assert result.ret == 0, console(result)
+    record = records(tmp_path / "results")[f"{TASK_ID}__basic__r1"]
+    assert record["user"]["generation"] == {"temperature": 0.3, "seed": 7}
+    bodies = [r.json() for r in user_fake.requests]
+    assert bodies and all(b.get("temperature") == 0.3 and b.get("seed") == 7 for b in bodies)
+
+
+def test_a_user_setting_without_a_user_model_or_malformed_is_refused(calibration_dir, world_dir, tmp_path):
+    result = run_eval(world_dir, tmp_path / "a", "--model", "scripted:oracle", "--user-setting", "temperature=0.3",
+                      "-k", "G01")
+    assert result.ret != 0 and "--user-setting needs --user-model" in console(result)
+    with OpenAIFake() as user_fake:
+        bad = run_with_user(world_dir, calibration_dir, tmp_path / "b", user_fake, "openai-compatible", "--user-setting", "warmth=9")
+    assert bad.ret != 0 and "--user-setting 'warmth=9'" in console(bad)
+
+
 def test_an_approval_the_task_does_not_allow_makes_the_run_a_user_error(calibration_dir, world_dir, tmp_path):
     with OpenAIFake() as user_fake:
         user_fake.add(Answer(text=reply_text(approvals_given=["other-card"])))

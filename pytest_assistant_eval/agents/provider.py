@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,6 +35,8 @@ from pytest_assistant_eval.providers.errors import GradedError
 __all__ = ["AgentProvider", "AgentError", "USAGE_FIELDS"]
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens")
+#: The longest one turn may take when the run sets no ``--request-deadline`` (a model's default too).
+DEFAULT_TURN_DEADLINE = 600.0
 
 
 class AgentError(GradedError):
@@ -41,13 +45,20 @@ class AgentError(GradedError):
     code = "agent_error"
 
 
+class AgentTimeout(AgentError):
+    """The agent's turn outlived the run's deadline: the cell ends as an error, the run goes on."""
+
+
 class AgentProvider:
     """Drives one agent per cell; made once per model and process, bound to each cell in turn."""
 
     preset = "agent"
 
-    def __init__(self, model: str, paths: Sequence[Path] = ()) -> None:
+    def __init__(self, model: str, paths: Sequence[Path] = (), deadline: float | None = None) -> None:
         self.model = model
+        # One user turn gets what one model request gets (``--request-deadline``): an agent that
+        # hangs (a stuck model call of its own, a loop that never ends) must not hold the run.
+        self.deadline = float(deadline) if deadline else DEFAULT_TURN_DEADLINE
         self.route = "agent"
         self.factory = load_factory(model, paths)
         self.attempts: list[Any] = []
@@ -159,9 +170,12 @@ class AgentProvider:
                 self.own_instructions = own if isinstance(own, str) and own.strip() else None
             self.recorder.open = True
             try:
-                reply = self._run(self.agent.turn, message)
+                reply = self._timed_turn(message)
             finally:
-                self.recorder.open = False
+                self.recorder.shut()
+        except AgentTimeout as exc:
+            self.error = str(exc)
+            raise
         except (Exception, SystemExit) as exc:  # an agent calling sys.exit ends its cell, not the run
             self.error = last_line(exc)
             raise AgentError(f"the agent's turn raised: {self.error}") from None
@@ -172,6 +186,39 @@ class AgentProvider:
             self.error = f"turn() returned {type(reply).__name__}, not a str"
             raise AgentError(self.error)
         return ChatResponse(Message(role="assistant", content=reply), "end_turn", self._usage_delta())
+
+    def _timed_turn(self, message: str) -> Any:
+        """``agent.turn(message)`` within the deadline. A sync turn runs in a thread of its own (the
+        thread cannot be killed: past the deadline it is left behind, and its later tool calls are
+        refused, never recorded); an async one is cancelled on the cell's loop."""
+        started = time.monotonic()
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                outcome["value"] = self.agent.turn(message)
+            except BaseException as exc:  # handed to the cell's thread, raised there
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=call, name="agent-turn", daemon=True)
+        worker.start()
+        worker.join(self.deadline)
+        if worker.is_alive():
+            raise AgentTimeout(self._late())
+        if "error" in outcome:
+            raise outcome["error"]
+        value = outcome.get("value")
+        if not inspect.isawaitable(value):
+            return value
+        left = max(self.deadline - (time.monotonic() - started), 0.001)
+        try:
+            return self._await(asyncio.wait_for(value, left))
+        except asyncio.TimeoutError:
+            raise AgentTimeout(self._late()) from None
+
+    def _late(self) -> str:
+        return (f"the agent's turn took longer than {self.deadline:g} s (--request-deadline) and was "
+                "abandoned; its later tool calls are refused")
 
     def _usage_delta(self) -> Usage:
         """This turn's tokens from the agent's cumulative ``usage()`` (none without one)."""

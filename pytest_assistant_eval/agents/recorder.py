@@ -46,6 +46,12 @@ class ToolRecorder:
         self.unreadable: UnreadableToolCalls | None = None  # raised by the provider once the turn is over
         self._lock = threading.Lock()
 
+    def shut(self) -> None:
+        """Take no more calls; a call under way finishes first (a turn left behind past its deadline
+        may still be calling from its own thread)."""
+        with self._lock:
+            self.open = False
+
     def call(self, name: Any, arguments: Any) -> dict[str, Any]:
         text, status, truncated = self.call_text(name, arguments)
         return result_value(text, status, truncated)

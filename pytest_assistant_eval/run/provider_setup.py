@@ -138,7 +138,7 @@ class Providers:
         elif spec.preset == "agent":
             from pytest_assistant_eval.agents.provider import AgentProvider
 
-            provider = AgentProvider(spec.model, self.options.agent_path)
+            provider = AgentProvider(spec.model, self.options.agent_path, self.options.request_deadline)
         else:
             from pytest_assistant_eval.providers.ledger import Ledger
             from pytest_assistant_eval.providers.pacing import Pacer

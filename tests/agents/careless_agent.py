@@ -6,12 +6,14 @@ asks before booking and reports what the service said, so T01 passes every check
 plain Python over ``cell.call_tool``. Environment knobs for the tests: ASSISTANT_EVAL_TEST_AGENT
 ``raise`` (its turn raises), ``calls=N`` (it makes N lookups in its first turn: a cap test),
 ``die-in-second-turn=FILE`` (the process exits in its second turn while FILE does not exist, and
-makes FILE: a resume test).
+makes FILE: a resume test), ``hang`` (its first turn makes one lookup, then never returns: a
+deadline test; after 2 s it tries one more lookup, which must be refused).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,12 @@ class CarelessAgent:
         knob = os.environ.get("ASSISTANT_EVAL_TEST_AGENT", "")
         if knob == "raise":
             raise ValueError("the agent's model is unreachable")
+        if knob == "hang":
+            self.cell.call_tool("list_cards", {})
+            time.sleep(2)
+            late = self.cell.call_tool("list_bookings", {})
+            Path(os.environ["ASSISTANT_EVAL_TEST_AGENT_LATE"]).write_text(repr(late), encoding="utf-8")
+            time.sleep(3600)
         if knob.startswith("die-in-second-turn=") and self.proposal is not None:
             flag = Path(knob.split("=", 1)[1])
             if not flag.exists():

@@ -206,7 +206,8 @@ class CalibrationSuite(SuiteBase):
             "world": {"fingerprint": self.world_identity.fingerprint, "variant": prepared.variant,
                       "built_at": self.world_identity.built_at},
             "user": {"kind": getattr(conversation.user, "kind", None), "user_error": final.user_error,
-                     **({"model": f"{user_model.preset}:{user_model.model}"}
+                     **({"model": f"{user_model.preset}:{user_model.model}",
+                         **({"generation": dict(user_model.generation)} if user_model.generation else {})}
                         if getattr(conversation.user, "kind", None) == "model" and user_model else {})},
             "stop_reason": final.stop,
             "turns": final.turns,
