@@ -59,10 +59,14 @@ def _context(out: Path) -> tuple[Context, Any, Any]:
     return Context(cases, levels, GRADER, blinder, saved, saved.secret(), names, caps), cases, levels
 
 
-def export(out: Path, seed: int) -> int:
+#: The part played blind after every reader change of issue 30 (never looked at while changing them).
+FRESH_SOURCES = ("s10", "s11", "s12")
+
+
+def export(out: Path, seed: int, sources: tuple[str, ...] = ()) -> int:
     out.mkdir(parents=True, exist_ok=True)
     ctx, cases, levels = _context(out)
-    names = _cells()
+    names = [n for n in _cells() if not sources or n.split("-")[0] in sources]
     random.Random(seed).shuffle(names)
     mapping: dict[str, str] = {}
     written = 0
@@ -113,7 +117,7 @@ def score(out: Path) -> int:
             contested_cells += 1
         got = result["outcome"] if state in ("parsed", "no request") else "waiting"
         want = labels[name]["outcome"]
-        part = "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
+        part = "fresh held out" if name.split("-")[0] in FRESH_SOURCES else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
         row = rows.setdefault(part, {"cells": 0, "agree": 0, "deferred": 0, "false_pass": 0})
         row["cells"] += 1
         if got == want:
@@ -122,9 +126,9 @@ def score(out: Path) -> int:
             row["deferred"] += 1
         else:
             row["false_pass"] += got in ("answered", "pass") and want not in ("answered", "pass")
-            if part != "held out":
+            if part not in ("held out", "fresh held out"):
                 lines.append(f"  #{n} {name}: judge path {got}, label {want}")
-    for part in ("older styles", "new styles, tuned", "held out"):
+    for part in ("older styles", "new styles, tuned", "held out", "fresh held out"):
         r = rows.get(part)
         if r:
             print(f"{part}: {r['agree']}/{r['cells']} agree ({r['agree'] / r['cells']:.1%}), {r['deferred']} waiting, "
@@ -140,10 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("export")
     p.add_argument("out", type=Path)
     p.add_argument("--seed", type=int, default=int(hashlib.sha256(b"judge-corpus").hexdigest()[:8], 16))
+    p.add_argument("--sources", default="", help="only these sources' cells, comma-separated (e.g. s10,s11,s12)")
     p = sub.add_parser("score")
     p.add_argument("out", type=Path)
     args = parser.parse_args(argv)
-    return export(args.out, args.seed) if args.cmd == "export" else score(args.out)
+    if args.cmd == "export":
+        return export(args.out, args.seed, tuple(s for s in args.sources.split(",") if s))
+    return score(args.out)
 
 
 if __name__ == "__main__":
