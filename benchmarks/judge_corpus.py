@@ -86,6 +86,12 @@ def _held_out(name: str) -> bool:
     return is_held_out(name)
 
 
+def _fresh(name: str) -> bool:
+    from test_corpus import is_fresh
+
+    return is_fresh(name)
+
+
 def score(out: Path) -> int:
     ctx, cases, levels = _context(out)
     labels = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
@@ -113,7 +119,7 @@ def score(out: Path) -> int:
             contested_cells += 1
         got = result["outcome"] if state in ("parsed", "no request") else "waiting"
         want = labels[name]["outcome"]
-        part = "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
+        part = "fresh held out" if _fresh(name) else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
         row = rows.setdefault(part, {"cells": 0, "agree": 0, "deferred": 0, "false_pass": 0})
         row["cells"] += 1
         if got == want:
@@ -122,9 +128,9 @@ def score(out: Path) -> int:
             row["deferred"] += 1
         else:
             row["false_pass"] += got in ("answered", "pass") and want not in ("answered", "pass")
-            if part != "held out":
+            if part not in ("held out", "fresh held out"):
                 lines.append(f"  #{n} {name}: judge path {got}, label {want}")
-    for part in ("older styles", "new styles, tuned", "held out"):
+    for part in ("older styles", "new styles, tuned", "held out", "fresh held out"):
         r = rows.get(part)
         if r:
             print(f"{part}: {r['agree']}/{r['cells']} agree ({r['agree'] / r['cells']:.1%}), {r['deferred']} waiting, "
