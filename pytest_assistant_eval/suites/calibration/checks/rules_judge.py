@@ -105,6 +105,12 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
         return "wrong", f"a shown calculation does not hold: {evidence['calculations_that_do_not_hold'][0]!r}"[:200]
     if evidence.get("denies_a_clash_the_records_show"):
         return "wrong", f"says nothing clashes, but a calendar event overlaps: {evidence['denies_a_clash_the_records_show'][0]!r}"[:200]
+    for key, why in (("contradicts_its_record", "its own record reads otherwise"),
+                     ("per_unit_as_total", "a per-unit price stated as a total")):
+        if evidence.get(key):
+            found = evidence[key][0]
+            its = f" reads {found['its_values']}" if found.get("its_values") else ""
+            return "wrong", f"{why}: {found.get('text')!r} ({found.get('records')}{its})"[:200]
     untraced = evidence.get("untraced") or []
     # "I can't tell whether ..." beside every key fact stated right is about something else;
     # beside a fact not stated it may deny what the records say: the owner reads it.
@@ -118,6 +124,12 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
     if untraced:
         shown = ", ".join(repr(u.get("text")) for u in untraced[:3])
         return UNSURE, f"no tool result or user text gives {shown}"[:200]
+    for key, why in (("of_another_record", "a value some tool gave, but of no record the sentence names"),
+                     ("another_record_tied", "a record tied to another than the one its own record names"),
+                     ("closed_record_said_open", "said open or owed, of a record whose status is closed")):
+        if evidence.get(key):
+            found = evidence[key][0]
+            return UNSURE, f"{why}: {found.get('text')!r} ({found.get('records')})"[:200]
     return "right", "every date, time and id stated is in a tool's output or the user's words"
 
 
