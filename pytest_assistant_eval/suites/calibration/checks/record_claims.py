@@ -15,7 +15,8 @@ record. Read against the records the tools returned (``readers/records.py``):
   reference names: "b-0003 ... paid with the Visa 4821" where b-0003's card is card-amex-7710,
   and the message never names that one;
 - ``closed_record_said_open`` (unsure): an amount said outstanding, owed or unpaid in a message
-  naming a record whose status is cancelled or refunded.
+  naming a record whose status is cancelled or refunded, or where no source uses such a word
+  and no record's status reads open (a declined charge does not say the payment is still owed).
 
 The unsure ones go to the owner: the sentence may speak of something the rules cannot see.
 """
@@ -40,6 +41,7 @@ __all__ = ["record_evidence"]
 
 MAX_LISTED = 6
 _CLOSED = {"cancelled", "canceled", "refunded", "closed", "void", "voided"}
+_OPEN = {"pending", "unpaid", "outstanding", "due", "open", "overdue", "awaiting_payment"}
 _OPEN_DEBT = re.compile(r"\b(?:outstanding|owed|owing|unpaid|still\s+(?:due|open|to\s+be\s+paid|pending))\b", re.I)
 _NOT_BEFORE = re.compile(r"\b(?:not|no\s+longer|nothing|never|isn't|is\s+not|no)\b[^.;]{0,25}$", re.I)
 _PAID_WITH = re.compile(r"\b(?:paid|pays|charged|billed|settled|put\s+on|booked\s+on)\b", re.I)
@@ -196,16 +198,18 @@ def _ties(text: str, records: dict[str, Record], out: dict[str, list[dict[str, s
                             "records": f"{a.id}'s {field_name} is {c}"})
 
 
-def _closed(text: str, records: dict[str, Record], out: dict[str, list[dict[str, str]]]) -> None:
+def _closed(text: str, records: dict[str, Record], sources: list[str], out: dict[str, list[dict[str, str]]]) -> None:
     closed = [r for r in named_records(text, records) if r.status in _CLOSED]
-    if not closed:
-        return
+    backed = any(r.status in _OPEN for r in records.values())
     for m in _OPEN_DEBT.finditer(text):
         if _NOT_BEFORE.search(text[max(0, m.start() - 40):m.start()]) or negated_action(text, m.start(), m.end()):
             continue
+        word = m.group().split()[-1].casefold()
+        if not closed and (backed or any(word in s.casefold() for s in sources)):
+            continue
+        why = ", ".join(f"{r.id} is {r.status}" for r in closed[:3]) or "no record's status reads open"
         out["closed_record_said_open"].append({
-            "text": m.group(), "sentence": sentence_around(text, m.start(), m.end())[:240],
-            "records": ", ".join(f"{r.id} is {r.status}" for r in closed[:3])})
+            "text": m.group(), "sentence": sentence_around(text, m.start(), m.end())[:240], "records": why})
 
 
 def record_evidence(text: str, sources: Iterable[str], covered: Iterable[int] = ()) -> dict[str, list[dict[str, str]]]:
@@ -220,5 +224,5 @@ def record_evidence(text: str, sources: Iterable[str], covered: Iterable[int] = 
     _moments(text, records, _free_keys(texts), set(covered), out)
     _per_unit(text, records, out)
     _ties(text, records, out)
-    _closed(text, records, out)
+    _closed(text, records, texts, out)
     return {k: v[:MAX_LISTED] for k, v in out.items() if v}

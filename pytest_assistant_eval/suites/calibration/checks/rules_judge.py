@@ -126,7 +126,7 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
         return UNSURE, f"no tool result or user text gives {shown}"[:200]
     for key, why in (("of_another_record", "a value some tool gave, but of no record the sentence names"),
                      ("another_record_tied", "a record tied to another than the one its own record names"),
-                     ("closed_record_said_open", "said open or owed, of a record whose status is closed")):
+                     ("closed_record_said_open", "said outstanding or owed, where the records do not read so")):
         if evidence.get(key):
             found = evidence[key][0]
             return UNSURE, f"{why}: {found.get('text')!r} ({found.get('records')})"[:200]

@@ -131,12 +131,20 @@ def tool_records(texts: Iterable[str]) -> dict[str, Record]:
         except ValueError:
             continue
         _walk(obj, records)
+    # A record only referred to ("card": "card-visa-4821") is named by its id, or by its number
+    # when the id has a word between ("4821"), though no tool returned it whole.
+    for rec in list(records.values()):
+        for other in rec.refs.values():
+            if other not in records:
+                parts = other.split("-")
+                names = {other.casefold()} | ({parts[-1]} if len(parts) >= 3 and len(parts[-1]) >= 4 else set())
+                records[other] = Record(other, _kind(other), names=names)
     return records
 
 
 _DIGIT_WORDS = {w: str(i) for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",
                                                  "eight", "nine"))} | {"oh": "0"}
-_DIGIT_RUN = re.compile(r"\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)(?:[\s,-]+(?:zero|oh|one|two|three|"
+_DIGIT_RUN = re.compile(r"\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)(?:[\s-]+(?:zero|oh|one|two|three|"
                         r"four|five|six|seven|eight|nine)\b){2,}", re.I)
 
 
