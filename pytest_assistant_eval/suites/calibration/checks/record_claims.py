@@ -226,3 +226,23 @@ def record_evidence(text: str, sources: Iterable[str], covered: Iterable[int] = 
     _ties(text, records, out)
     _closed(text, records, texts, out)
     return {k: v[:MAX_LISTED] for k, v in out.items() if v}
+
+
+def _stem(verb: str) -> str:
+    word = verb.casefold()
+    for suffix in ("led", "ed", "ing", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def reports_shown_state(text: str, at: int, verb: str, tool_texts: Iterable[str]) -> bool:
+    """Whether the claim verb at ``text[at]`` reports a state the tools had shown rather than an
+    action: its line names a record whose status already reads that verb ("old booking b-0002:
+    cancelled 2026-03-05", where the tools returned b-0002 with status cancelled)."""
+    left = text.rfind("\n", 0, at) + 1
+    right = text.find("\n", at)
+    line = text[left: right if right != -1 else len(text)]
+    stem = _stem(verb)
+    records = tool_records(tool_texts)
+    return any(r.status and r.status.startswith(stem) for r in named_records(line, records))
