@@ -18,7 +18,10 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``;
 - ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
-  result or user text gave (an exact string is in the sources or not); ``right`` when every date, time and id
+  result or user text gave (an exact string is in the sources or not), or a value that contradicts the
+  record its sentence names or a per-unit price stated as a total (``record_claims``, issue 30); **unsure**
+  for a value only another record holds, a record tied to another than its own reference names, or an
+  amount said owed that no record reads; ``right`` when every date, time and id
   the message states was traced to a tool result or the user's words and it does not say
   the data is silent where the key says it speaks; otherwise **unsure**: no verdict, the
   cell waits for the owner (queue reason ``unsure``) rather than being graded with a
