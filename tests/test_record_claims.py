@@ -129,3 +129,26 @@ def test_the_records_the_reader_reached_do_not_show_says_no_data() -> None:
     assert says_no_data("The records I can reach do not show a February electricity bill.")
     assert says_no_data("The messages we searched don't mention it.")
     assert says_no_data("The records I checked do show a bill of 82 EUR.") is None
+
+
+def test_a_time_inside_the_named_records_span_is_of_that_record() -> None:
+    events = json.dumps({"ok": True, "result": [
+        {"id": "e-0007", "title": "Porto Design Forum", "start": "2026-04-02T09:00:00+01:00",
+         "end": "2026-04-04T18:00:00+01:00"},
+        {"id": "v-0001", "title": "Viewing", "start": "2026-04-02T20:00:00+01:00", "end": "2026-04-02T20:30:00+01:00"}]})
+    assert not record_evidence("Thursday 2 April 17:30 is during the forum (e-0007, until 18:00).", [events])
+    assert record_evidence("The Porto Design Forum (e-0007) closed its doors at 20:00.", [events])["of_another_record"]
+
+
+def test_a_worked_out_or_two_way_date_is_never_certain() -> None:
+    for text in ("The Visa 5530 was blocked two days later, on 2026-03-12.",
+                 "The Visa 5530 was blocked on 12.03.2026."):
+        verdict, unsure, _ = _verdict(text, CARDS)
+        assert (verdict, unsure) == ("right", True), text
+
+
+def test_a_supposed_time_is_never_certain_an_intended_one_is() -> None:
+    message = json.dumps({"ok": True, "result": {"id": "m-0014", "from_name": "João Almeida",
+                                                 "body": "The dinner is on Friday 3 April at 20:00."}})
+    assert _verdict("Dear João, I'll join the dinner on Friday 3 April at 19:30.", message)[:2] == ("wrong", False)
+    assert _verdict("Dear João, if the dinner were at 19:30 I could join.", message)[:2] == ("right", True)

@@ -49,6 +49,13 @@ _PAID_WITH = re.compile(r"\b(?:paid|pays|charged|billed|settled|put\s+on|booked\
 _SUBJECT_BREAK = re.compile(r";|,\s+(?:and|but|while|whereas|so)\s|\)\s*,?\s+and\s", re.I)
 # A sentence that proposes or supposes: its times may be the assistant's own ("would be 09:00-10:00").
 _MODAL = re.compile(r"\b(?:would|could|might|can|shall|should|if|want\s+me|let\s+me|I'll|I\s+will|I\s+can)\b", re.I)
+# A date or time the sentence may have worked out ("two days later", "a week before check-in"),
+# or written in digits that read two ways ("03/04"): not read one way, so never certain.
+_DERIVED = re.compile(r"\b(?:days?|weeks?|months?|hours?|minutes?|nights?)\s+(?:before|after|later|earlier|ahead|"
+                      r"from|prior)\b|\b(?:later|earlier|ago|deadline|latest)\b", re.I)
+# Only supposed: "it would be 09:00", "if it starts at 10:00" (an intent, "I'll join at 19:30", still asserts the time).
+_SUPPOSED = re.compile(r"\b(?:would|could|might|if|suppose|perhaps|maybe)\b", re.I)
+_TWO_WAY_DATE = re.compile(r"^\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?\.?$")
 _TOTAL = re.compile(r"\b(?:total|in\s+all|altogether|overall)\b", re.I)
 
 
@@ -121,13 +128,16 @@ def _moments(text: str, records: dict[str, Record], free: set[tuple[str, Any]], 
             if not wanted:
                 continue
             near = _shifted(wanted) if part == "clock" and d.offset is not None else wanted
-            if near & allowed:
+            if near & allowed or (part == "clock" and any(r.covers_clock(k[1]) for r in named for k in near)):
                 continue
             entry = {"text": d.text, "sentence": sentence[:240], "records": ", ".join(r.id for r in named[:4])}
             if near & anywhere:
                 if not _MODAL.search(sentence):
                     out["of_another_record"].append(entry)
-            elif len(named) == 1 and any(k[0] == part for k in named[0].keys):
+            elif (len(named) == 1 and any(k[0] == part for k in named[0].keys) and not _SUPPOSED.search(sentence)
+                  and not _DERIVED.search(sentence) and not _TWO_WAY_DATE.match(d.text.strip())
+                  and not (part == "clock" and _shifted(wanted) & named[0].keys)):
+                # A clock an hour or two off the record's may be the same instant in another zone.
                 out["contradicts_its_record"].append(entry | {"its_values": _shown_values(part, named[0].keys)})
             break
 

@@ -41,6 +41,11 @@ class Record:
     keys: set[tuple[str, Any]] = field(default_factory=set)  # its moments (see ``moment_keys``)
     status: str | None = None
     per_unit: list[tuple[float, str]] = field(default_factory=list)  # (amount, "night")
+    clock_span: tuple[int, int] | None = None  # the day's minutes its span covers (an event 09:00-18:00)
+
+    def covers_clock(self, minutes: int) -> bool:
+        """Whether a clock time falls inside the record's span ("17:30 is during the forum")."""
+        return self.clock_span is not None and self.clock_span[0] <= minutes <= self.clock_span[1]
 
 
 def moment_keys(d: DateMention) -> set[tuple[str, Any]]:
@@ -107,6 +112,9 @@ def _read(obj: dict[str, Any], records: dict[str, Record]) -> None:
         if _SPAN_FIELD.search(name):
             spans.append(value)
     rec.keys |= _span_days(spans)
+    clocks = [k[1] for v in spans for d in find_dates(v) for k in moment_keys(d) if k[0] == "clock"]
+    if len(clocks) >= 2:
+        rec.clock_span = (min(clocks), max(clocks))
 
 
 def _walk(obj: Any, records: dict[str, Record]) -> None:
