@@ -86,6 +86,7 @@ def test_a_per_unit_price_stated_as_the_total_of_several_units_is_wrong() -> Non
     assert _verdict("- price: €144.00 total for the 2 nights", LISTING)[:2] == ("right", False)
     assert _verdict("- price: €72.00 per night, so 2 nights come to €144.00 in total", LISTING)[:2] == ("right", False)
     assert _verdict("- price: €72.00 total for one night", LISTING)[:2] == ("right", False)
+    assert _verdict("- cost: 2 × €72.00 = €144.00 total for the 2 nights", LISTING)[:2] == ("right", False)
 
 
 def test_a_date_only_another_record_holds_goes_to_the_owner() -> None:

@@ -184,7 +184,10 @@ def _per_unit(text: str, records: dict[str, Record], out: dict[str, list[dict[st
             n = _count_of(sentence, unit)
             if n is None or n < 2 or re.search(rf"(?:\bper|\ba|\beach|/)\s*{unit}\b", sentence, re.I):
                 continue
-            if any(abs(q.value - value) < 0.005 for q in find_quantities(sentence)):
+            values = [q.value for q in find_quantities(sentence)]
+            if any(abs(v - n * value) < 0.005 for v in values):
+                continue  # the right total is there too: "4 x 72.00 = 288.00 in total for 4 nights"
+            if any(abs(v - value) < 0.005 for v in values):
                 out["per_unit_as_total"].append({"text": f"{value:g} per {unit} as the total of {n} {unit}s",
                                                  "sentence": sentence[:240], "records": rec.id})
 
