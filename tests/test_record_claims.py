@@ -153,3 +153,16 @@ def test_a_supposed_time_is_never_certain_an_intended_one_is() -> None:
                                                  "body": "The dinner is on Friday 3 April at 20:00."}})
     assert _verdict("Dear João, I'll join the dinner on Friday 3 April at 19:30.", message)[:2] == ("wrong", False)
     assert _verdict("Dear João, if the dinner were at 19:30 I could join.", message)[:2] == ("right", True)
+
+
+def test_a_date_of_a_record_the_named_one_lists_is_its_too() -> None:
+    tools = json.dumps({"ok": True, "result": [
+        {"id": "b-0002", "charges": ["ch-0002"], "start_date": "2026-04-01", "end_date": "2026-04-05"},
+        {"id": "ch-0002", "created_at": "2026-03-02T06:00:00+00:00"},
+        {"id": "b-0003", "created_at": "2026-03-03T16:05:00+00:00"}]})
+    assert not record_evidence("Booking b-0002 was charged on 2 March.", [tools])
+    assert record_evidence("Booking b-0002 was charged on 3 March.", [tools])["of_another_record"]
+
+
+def test_a_cards_outstanding_balance_is_no_debt_claim() -> None:
+    assert _verdict("The outstanding balance on card ch-0002's card is 0.00 EUR.", CHARGES)[:2] == ("right", False)

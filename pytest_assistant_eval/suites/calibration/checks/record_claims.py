@@ -217,6 +217,8 @@ def _closed(text: str, records: dict[str, Record], sources: list[str], out: dict
     for m in _OPEN_DEBT.finditer(text):
         if _NOT_BEFORE.search(text[max(0, m.start() - 40):m.start()]) or negated_action(text, m.start(), m.end()):
             continue
+        if re.search(r"\bbalance\b", sentence_around(text, m.start(), m.end()), re.I):
+            continue  # "the outstanding balance on the Visa": a card's balance, which the records give
         word = m.group().split()[-1].casefold()
         if not closed and (backed or any(word in s.casefold() for s in sources)):
             continue

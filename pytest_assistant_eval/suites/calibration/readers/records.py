@@ -92,6 +92,8 @@ def _read(obj: dict[str, Any], records: dict[str, Record]) -> None:
             m = _PER_BASIS.match(basis) if isinstance(basis, str) else None
             if m:
                 rec.per_unit.append((float(value["amount"]), m.group("unit").casefold()))
+        if isinstance(value, list):  # attendees, recipients: the records it involves
+            rec.mentioned |= {m.group() for v in value if isinstance(v, str) for m in ID_RE.finditer(v) if m.group() != rid}
         if not isinstance(value, str) or name == "id":
             continue
         if name == "status":
