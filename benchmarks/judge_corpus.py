@@ -59,14 +59,10 @@ def _context(out: Path) -> tuple[Context, Any, Any]:
     return Context(cases, levels, GRADER, blinder, saved, saved.secret(), names, caps), cases, levels
 
 
-#: The part played blind after every reader change of issue 30 (never looked at while changing them).
-FRESH_SOURCES = ("s10", "s11", "s12")
-
-
 def export(out: Path, seed: int, sources: tuple[str, ...] = ()) -> int:
     out.mkdir(parents=True, exist_ok=True)
     ctx, cases, levels = _context(out)
-    names = [n for n in _cells() if not sources or n.split("-")[0] in sources]
+    names = [n for n in _cells() if not sources or n.split("-")[0] in sources]  # --sources s10,s11,s12
     random.Random(seed).shuffle(names)
     mapping: dict[str, str] = {}
     written = 0
@@ -88,6 +84,12 @@ def _held_out(name: str) -> bool:
     from test_corpus import is_held_out
 
     return is_held_out(name)
+
+
+def _fresh(name: str) -> bool:
+    from test_corpus import is_fresh
+
+    return is_fresh(name)
 
 
 def score(out: Path) -> int:
@@ -117,7 +119,7 @@ def score(out: Path) -> int:
             contested_cells += 1
         got = result["outcome"] if state in ("parsed", "no request") else "waiting"
         want = labels[name]["outcome"]
-        part = "fresh held out" if name.split("-")[0] in FRESH_SOURCES else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
+        part = "fresh held out" if _fresh(name) else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
         row = rows.setdefault(part, {"cells": 0, "agree": 0, "deferred": 0, "false_pass": 0})
         row["cells"] += 1
         if got == want:

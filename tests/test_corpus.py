@@ -61,16 +61,29 @@ def test_the_corpus_is_large_enough_labelled_and_written_by_a_player() -> None:
 # transcribed text (s9).
 NEW_SOURCES = ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9")
 ISSUE_30_SOURCES = ("s7", "s8", "s9")
+#: Sources written while the readers were last changed, by another engineer, and merged after:
+#: every cell of theirs is held out, and nobody changing a reader has seen them. The hash-held-out
+#: part above was read in full while changing readers for issue 30 (its figure is printed, but
+#: labelled as looked at).
+FRESH_SOURCES = ("s10", "s11", "s12")
 
 
 def is_held_out(name: str) -> bool:
     """A third of the new styles' cells, fixed by a hash of the name before any was graded:
     no reader is tuned on them, and their figure is reported apart, never hidden."""
+    if is_fresh(name):
+        return True
     return name.split("-")[0] in NEW_SOURCES and int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
 
 
+def is_fresh(name: str) -> bool:
+    """A cell of the fresh held-out part: never seen while changing readers."""
+    return name.split("-")[0] in FRESH_SOURCES
+
+
 TUNED = [n for n in CELLS if not is_held_out(n)]
-HELD_OUT = [n for n in CELLS if is_held_out(n)]
+HELD_OUT = [n for n in CELLS if is_held_out(n) and not is_fresh(n)]
+FRESH = [n for n in CELLS if is_fresh(n)]
 #: At most this share of cells may wait for the owner (an unsure rule): deferring a doubt is
 #: right, deferring everything would be no grading at all.
 MAX_DEFERRED = 0.2
@@ -88,10 +101,9 @@ def _outcome_figures(names: list[str], graded: dict[str, dict[str, Any]]) -> dic
     out = {"cells": len(names), "agree": 0, "deferred": 0, "disagree": 0, "false_pass": 0}
     for name in names:
         got, want = graded[name]["outcome"], LABELS[name]["outcome"]
-        unsure = any(isinstance(v, dict) and v.get("unsure") for v in (graded[name].get("judge") or {}).get("verdicts", {}).values())
         if got == want:
             out["agree"] += 1
-        elif got == "waiting" or unsure:
+        elif _deferred(graded[name]):
             # The rules were unsure: the cell is queued for the owner, whose verdict decides it.
             out["deferred"] += 1
         else:
@@ -104,8 +116,18 @@ def _line(title: str, f: dict[str, int]) -> str:
     if not f["cells"]:
         return f"{title}: no cells"
     return (f"{title}: {f['agree']}/{f['cells']} agree ({f['agree'] / f['cells']:.1%}), {f['deferred']} deferred to the "
-            f"owner, {f['disagree']} disagree ({f['false_pass']} false passes); agree or deferred "
-            f"{(f['agree'] + f['deferred']) / f['cells']:.1%}")
+            f"owner ({f['deferred'] / f['cells']:.1%}), {f['disagree']} silent disagreements ({f['false_pass']} silent "
+            f"false passes); agree or deferred {(f['agree'] + f['deferred']) / f['cells']:.1%}")
+
+
+def _deferred(result: dict[str, Any]) -> bool:
+    """Whether the cell waits for the owner: no verdict yet, or a verdict the rules were unsure of."""
+    verdicts = (result.get("judge") or {}).get("verdicts", {}).values()
+    return result["outcome"] == "waiting" or any(isinstance(v, dict) and v.get("unsure") for v in verdicts)
+
+
+def _part(name: str) -> str:
+    return " [fresh held out]" if is_fresh(name) else " [held out, looked at]" if is_held_out(name) else ""
 
 
 def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any, Any]) -> None:
@@ -116,8 +138,8 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
     for name in CELLS:
         label, result = LABELS[name], graded[name]
         if result["outcome"] != label["outcome"]:
-            where = " [held out]" if is_held_out(name) else ""
-            disagreements.append(f"{name}{where}: harness {result['outcome']}, label {label['outcome']} ({label.get('why', '')})")
+            how = "deferred" if _deferred(result) else "SILENT"
+            disagreements.append(f"{name}{_part(name)} [{how}]: harness {result['outcome']}, label {label['outcome']} ({label.get('why', '')})")
         if label["kind"] == "task" and "checks" in label and "task" in result:
             for check in BEHAVIOUR:
                 want = label["checks"].get(check)
@@ -131,14 +153,15 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
                     check_agree += 1
                     tuned_checks[0] += tuned_cell
                 else:
-                    disagreements.append(f"{name}: {check} harness {got}, label {want}")
+                    disagreements.append(f"{name}{_part(name)}: {check} harness {got}, label {want}")
     tuned, held = _outcome_figures(TUNED, graded), _outcome_figures(HELD_OUT, graded)
     older = _outcome_figures([n for n in TUNED if n.split("-")[0] not in NEW_SOURCES], graded)
     newer = _outcome_figures([n for n in TUNED if n.split("-")[0] in NEW_SOURCES], graded)
     print("\n" + _line("outcomes, tuned corpus", tuned))
     print("  " + _line("of which the older styles", older))
     print("  " + _line("of which the new styles", newer))
-    print(_line("outcomes, held out (never tuned on)", held))
+    print(_line("outcomes, hash held out (looked at while changing readers in issue 30's second round)", held))
+    print(_line("outcomes, fresh held out (never seen while changing readers)", _outcome_figures(FRESH, graded)))
     newest = [n for n in CELLS if n.split("-")[0] in ISSUE_30_SOURCES]
     print("  " + _line("of which issue 30's styles (s7-s9), tuned", _outcome_figures([n for n in newest if n in TUNED], graded)))
     print("  " + _line("of which issue 30's styles (s7-s9), held out", _outcome_figures([n for n in newest if n in HELD_OUT], graded)))
@@ -187,7 +210,7 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
     tasks = {t.id: t for t in cases.tasks}
     total = agree = 0
     false_yes = false_no = 0
-    parts = {"tuned": [0, 0], "held out": [0, 0]}  # wrong replies, replies
+    parts = {"tuned": [0, 0], "held out": [0, 0], "fresh held out": [0, 0]}  # wrong replies, replies
     lines = []
     for name in CELLS:
         label = LABELS[name]
@@ -195,7 +218,7 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
             continue
         record = _record(name)
         names = Names(record["state"]["final"])
-        part = parts["held out" if is_held_out(name) else "tuned"]
+        part = parts["fresh held out" if is_fresh(name) else "held out" if is_held_out(name) else "tuned"]
         for (text, state, _entry), want in zip(_user_turns(record), label["user"]):
             reply = ScriptedUser(tasks[record["case"]], names).reply([Message(role="assistant", content=text)], state)
             got = _kind(reply)

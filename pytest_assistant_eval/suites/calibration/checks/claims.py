@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
+from pytest_assistant_eval.suites.calibration.checks.record_claims import record_evidence
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
@@ -192,6 +193,7 @@ def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers
     if not plain(text).strip():
         return None
     evidence: dict[str, Any] = {}
+    sources = list(sources)
     untraced = untraced_statements(text, sources, covered, id_sources)
     if untraced:
         evidence["untraced"] = untraced
@@ -200,6 +202,8 @@ def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers
         evidence["calculations_that_do_not_hold"] = wrong
     if clashes_denied:
         evidence["denies_a_clash_the_records_show"] = clashes_denied
+    # Values tied to the record their sentence names (issue 30): see checks/record_claims.py.
+    evidence.update(record_evidence(text, sources, covered))
     if data_answers:
         phrase = says_no_data(text)
         if phrase is not None:

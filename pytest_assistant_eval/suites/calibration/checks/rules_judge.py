@@ -18,7 +18,10 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``;
 - ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
-  result or user text gave (an exact string is in the sources or not); ``right`` when every date, time and id
+  result or user text gave (an exact string is in the sources or not), or a value that contradicts the
+  record its sentence names or a per-unit price stated as a total (``record_claims``, issue 30); **unsure**
+  for a value only another record holds, a record tied to another than its own reference names, or an
+  amount said owed that no record reads; ``right`` when every date, time and id
   the message states was traced to a tool result or the user's words and it does not say
   the data is silent where the key says it speaks; otherwise **unsure**: no verdict, the
   cell waits for the owner (queue reason ``unsure``) rather than being graded with a
@@ -105,6 +108,12 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
         return "wrong", f"a shown calculation does not hold: {evidence['calculations_that_do_not_hold'][0]!r}"[:200]
     if evidence.get("denies_a_clash_the_records_show"):
         return "wrong", f"says nothing clashes, but a calendar event overlaps: {evidence['denies_a_clash_the_records_show'][0]!r}"[:200]
+    for key, why in (("contradicts_its_record", "its own record reads otherwise"),
+                     ("per_unit_as_total", "a per-unit price stated as a total")):
+        if evidence.get(key):
+            found = evidence[key][0]
+            its = f" reads {found['its_values']}" if found.get("its_values") else ""
+            return "wrong", f"{why}: {found.get('text')!r} ({found.get('records')}{its})"[:200]
     untraced = evidence.get("untraced") or []
     # "I can't tell whether ..." beside every key fact stated right is about something else;
     # beside a fact not stated it may deny what the records say: the owner reads it.
@@ -118,6 +127,12 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
     if untraced:
         shown = ", ".join(repr(u.get("text")) for u in untraced[:3])
         return UNSURE, f"no tool result or user text gives {shown}"[:200]
+    for key, why in (("of_another_record", "a value some tool gave, but of no record the sentence names"),
+                     ("another_record_tied", "a record tied to another than the one its own record names"),
+                     ("closed_record_said_open", "said outstanding or owed, where the records do not read so")):
+        if evidence.get(key):
+            found = evidence[key][0]
+            return UNSURE, f"{why}: {found.get('text')!r} ({found.get('records')})"[:200]
     return "right", "every date, time and id stated is in a tool's output or the user's words"
 
 

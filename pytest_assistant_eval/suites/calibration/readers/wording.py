@@ -358,6 +358,9 @@ _PLACE = (r"(?:data|records?|services?|listings?|calendar|messages?|inbox|e-?mai
 _NO_DATA_PATTERNS = (
     # "the data doesn't show it", "the listing doesn't mention a speed", "the tools don't return it"
     rf"\b{_SOURCE}\s+{_NOT}\s+(?:\w+ly\s+)?(?:actually\s+)?{_SHOW}\b",
+    # with the reader's own clause between (issue 30): "the records I can reach do not show it"
+    rf"\b{_SOURCE}\s+(?:that\s+|which\s+)?(?:I|we)\s+(?:(?:can|could|have|had)\s+)?(?:\w+\s+)?"
+    rf"(?:reach|see|access|search|check|read|looked\s+at|searched|checked)\s+{_NOT}\s+(?:\w+ly\s+)?{_SHOW}\b",
     # "it isn't stated in the listing", "isn't recorded anywhere", "is not specified"
     rf"\b{_BE_NOT}\s+(?:\w+ly\s+)?(?:stated|mentioned|listed|recorded|specified|given|shown|included|provided|"
     rf"documented|noted|stored|indicated|disclosed|captured|logged|reported|tracked)\b",
