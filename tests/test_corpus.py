@@ -210,7 +210,8 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
     tasks = {t.id: t for t in cases.tasks}
     total = agree = 0
     false_yes = false_no = 0
-    parts = {"tuned": [0, 0], "held out": [0, 0], "fresh held out": [0, 0]}  # wrong replies, replies
+    # wrong replies, replies, false approvals, false refusals
+    parts = {"tuned": [0, 0, 0, 0], "held out": [0, 0, 0, 0], "fresh held out": [0, 0, 0, 0]}
     lines = []
     for name in CELLS:
         label = LABELS[name]
@@ -218,24 +219,34 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
             continue
         record = _record(name)
         names = Names(record["state"]["final"])
-        part = parts["fresh held out" if is_fresh(name) else "held out" if is_held_out(name) else "tuned"]
+        fresh = is_fresh(name)
+        part = parts["fresh held out" if fresh else "held out" if is_held_out(name) else "tuned"]
         for (text, state, _entry), want in zip(_user_turns(record), label["user"]):
             reply = ScriptedUser(tasks[record["case"]], names).reply([Message(role="assistant", content=text)], state)
             got = _kind(reply)
-            total += 1
             part[1] += 1
+            yes = got.startswith("approve") and not want["expected"].startswith("approve")
+            no = want["expected"].startswith("approve") and not got.startswith("approve")
+            if got != want["expected"]:
+                part[0] += 1
+                part[2] += yes
+                part[3] += no
+            if fresh:
+                continue  # never seen while the user was changed: its figure is printed, nothing asserted
+            total += 1
             if got == want["expected"]:
                 agree += 1
                 continue
-            part[0] += 1
             if is_held_out(name):
                 continue  # counted, never shown: nobody tunes the user on it
-            false_yes += got.startswith("approve") and not want["expected"].startswith("approve")
-            false_no += want["expected"].startswith("approve") and not got.startswith("approve")
+            false_yes += yes
+            false_no += no
             lines.append(f"{name}: user said {got!r}, label {want['expected']!r} to: {text[:160]!r}")
-    print(f"\nscripted user: {agree}/{total} turns agree; false approvals {false_yes}, false refusals {false_no}")
-    for title, (wrong, replies) in parts.items():
-        print(f"  {title}: {wrong} wrong replies in {replies} ({100 * wrong / max(replies, 1):.1f} per 100)")
+    print(f"\nscripted user (tuned and hash held out): {agree}/{total} turns agree; false approvals {false_yes}, "
+          f"false refusals {false_no}")
+    for title, (wrong, replies, yes, no) in parts.items():
+        print(f"  {title}: {wrong} wrong replies in {replies} ({100 * wrong / max(replies, 1):.1f} per 100; "
+              f"false approvals {yes}, false refusals {no})")
     for line in lines:
         print("  disagree:", line)
     assert total >= 20
