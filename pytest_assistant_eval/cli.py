@@ -290,8 +290,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         if code is not None:
             return code
 
+        from pytest_assistant_eval.tables import priming  # the tables' digests, primed as it grades
+
         return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model,
-                             calibration=args.calibration, options=judge_options(args))
+                             calibration=args.calibration, options=judge_options(args), priming=priming)
     if args.command == "leaderboard":
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 

@@ -97,7 +97,10 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     grade_command = suite_part("calibration", "grade.folder").grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
-    code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
+    from pytest_assistant_eval.tables import priming
+
+    code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration,
+                         priming=priming)  # the tables' digests, primed as it grades
     if code != 0:
         return code
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command

@@ -295,16 +295,9 @@ TIERS: dict[str, int] = {
 TIER_NAMES = {4: "front doors", 3: "stages", 2: "suites", 1: "what suites use", 0: "shared values"}
 
 #: Imports from a package to one above it that stay, and why. Each entry names the importing
-#: module and the package above it.
-UPWARD: dict[tuple[str, str], str] = {
-    ("suites.agentdojo.run", "run"): (
-        "AgentDojoRun/run_cell: a programmatic front door (tests, notebooks, the parity benchmark) "
-        "that runs AgentDojo cells through the one session"),
-    ("suites.calibration.grade.folder", "tables"): (
-        "the calibration's grade-ai primes the tables' digests while it holds every record and graded "
-        "cell (tables/priming.py, issue 15); it goes once grade-ai's folder pass is a stage of its own "
-        "that asks the suite for its checks"),
-}
+#: module and the package above it. None is left (issue 32): AgentDojo's single-cell front gets the
+#: session maker from its caller, and grade-ai gets the tables' digest priming from the front door.
+UPWARD: dict[tuple[str, str], str] = {}
 
 
 def _top(module: str) -> str:
