@@ -311,8 +311,9 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                                prices_file=args.prices)
     if args.command == "review":
         from pytest_assistant_eval.review.cli_options import run_review
+        from pytest_assistant_eval.tables.grading_source import open_grading  # the review reads what the tables read
 
-        return run_review(args, parser)
+        return run_review(args, parser, open_grading=open_grading)
     if args.command == "calibrate":
         from pytest_assistant_eval.tables.calibrate import calibrate_command
 

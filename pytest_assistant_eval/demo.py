@@ -118,8 +118,9 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     # A scripted owner answering from the key: grade -> review -> agreement runs offline (a stand-in, no evidence).
     print("[4/8] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading
 
-    code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"))
+    code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"), open_grading=open_grading)
     if code != 0:
         return code
     # After the review: the board counts each cell's final grade, the owner's where reviewed (issue 29).

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from pytest_assistant_eval.conversation.loop import NUDGE_TEXT  # noqa: E402
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage  # noqa: E402
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage  # noqa: E402
 from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id, start_environment, suites  # noqa: E402
 from pytest_assistant_eval.run.session import RunSession  # noqa: E402

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse  # noqa: E402
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse  # noqa: E402
 from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_record  # noqa: E402
@@ -103,7 +103,7 @@ class FilterThenCall:
         return None
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        from pytest_assistant_eval.conversation.messages import Message, ToolCall
+        from pytest_assistant_eval.messages import Message, ToolCall
 
         self.requests.append(request)
         if request.tool_choice == "none":
