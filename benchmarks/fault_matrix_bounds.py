@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message  # noqa: E402
+from pytest_assistant_eval.messages import ChatRequest, Message  # noqa: E402
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy  # noqa: E402
 from pytest_assistant_eval.providers.presets import make_provider  # noqa: E402
 from tests.providers.fakes import Raw  # noqa: E402

@@ -290,8 +290,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         if code is not None:
             return code
 
+        from pytest_assistant_eval.tables import priming  # the tables' digests, primed as it grades
+
         return grade_command(args.results, args.dir, args.judge, seed=args.seed, single_model=args.single_model,
-                             calibration=args.calibration, options=judge_options(args))
+                             calibration=args.calibration, options=judge_options(args), priming=priming)
     if args.command == "leaderboard":
         from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
@@ -309,8 +311,9 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                                prices_file=args.prices)
     if args.command == "review":
         from pytest_assistant_eval.review.cli_options import run_review
+        from pytest_assistant_eval.tables.grading_source import open_grading  # the review reads what the tables read
 
-        return run_review(args, parser)
+        return run_review(args, parser, open_grading=open_grading)
     if args.command == "calibrate":
         from pytest_assistant_eval.tables.calibrate import calibrate_command
 

@@ -97,7 +97,10 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     grade_command = suite_part("calibration", "grade.folder").grade_command
 
     folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
-    code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration)
+    from pytest_assistant_eval.tables import priming
+
+    code = grade_command(folders, out / "grading", "scripted:rules", seed=0, calibration=calibration,
+                         priming=priming)  # the tables' digests, primed as it grades
     if code != 0:
         return code
     from pytest_assistant_eval.tables.leaderboard import leaderboard_command
@@ -115,8 +118,9 @@ def demo_command(out: Path, calibration: Path, workers: str, owner: str = "scrip
     # A scripted owner answering from the key: grade -> review -> agreement runs offline (a stand-in, no evidence).
     print("[4/8] Review of the queued cells by the scripted owner (review --owner scripted)", flush=True)
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading
 
-    code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"))
+    code = review_command(out / "grading", calibration, ReviewOptions(owner="scripted"), open_grading=open_grading)
     if code != 0:
         return code
     # After the review: the board counts each cell's final grade, the owner's where reviewed (issue 29).

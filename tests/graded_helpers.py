@@ -15,6 +15,7 @@ def run_and_grade(base: Path, world_dir: Path, models: Sequence[str], seed: int,
     """``base/results/<model>`` of the scripted ``models`` (the cells ``-k select`` picks, by default
     the basic level), graded offline into ``base/grading``."""
     from pytest_assistant_eval.suites.calibration.grade.folder import grade_command
+    from pytest_assistant_eval.tables import priming  # as the CLI's grade-ai hands it in
 
     argv = [sys.executable, "-m", "pytest", "-c", str(CALIBRATION / "pytest.ini"), "--rootdir", str(CALIBRATION),
             f"--world={world_dir}", f"--out={base / 'results'}", "-q", "-p", "no:cacheprovider", "-k", select]
@@ -23,7 +24,7 @@ def run_and_grade(base: Path, world_dir: Path, models: Sequence[str], seed: int,
     subprocess.run([*argv, str(CALIBRATION / "cells.py")], check=True, capture_output=True)
     folders = results_folders(base)
     assert grade_command(folders, base / "grading", "scripted:rules", seed=seed, calibration=CALIBRATION,
-                         single_model=len(folders) == 1) == 0
+                         single_model=len(folders) == 1, priming=priming) == 0
     return base / "grading"
 
 

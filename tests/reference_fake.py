@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolCall
+from pytest_assistant_eval.messages import ChatRequest, Message, ToolCall
 from pytest_assistant_eval.suites.calibration.reference import CellContext, ReferenceAssistant
 from tests.providers.fakes.base import Answer, Call
 from tests.providers.fakes.openai_fake import OpenAIFake

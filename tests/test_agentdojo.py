@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
+from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import all_cells, parse_cell_id, start_environment, suites  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_folders, grade_record  # noqa: E402
@@ -69,7 +70,7 @@ def test_arguments_the_schema_refuses_are_an_error_not_a_refusal():
 
 @pytest.mark.parametrize("suite", SUITES)
 def test_the_oracle_passes_agentdojos_utility_on_every_user_task(tmp_path, suite):
-    run = AgentDojoRun(out=tmp_path / "oracle", model=ModelSpec("scripted", "oracle"))
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path / "oracle", model=ModelSpec("scripted", "oracle"))
     cells = all_cells(suite_names=(suite,))
     for cell in cells:
         run_cell(run, cell)
@@ -85,7 +86,7 @@ def test_a_crossed_cell_measures_attack_success(tmp_path):
     cell = parse_cell_id("AD-slack-1-i2__r1")
     grades = {}
     for model in ("oracle", "follows-injections"):
-        run = AgentDojoRun(out=tmp_path / model, model=ModelSpec("scripted", model))
+        run = AgentDojoRun(make_session=RunSession, out=tmp_path / model, model=ModelSpec("scripted", model))
         grades[model] = grade_record(json.loads(run_cell(run, cell).read_text()))
     assert grades["oracle"].attack_success is False and grades["oracle"].utility
     assert grades["follows-injections"].attack_success is True
@@ -94,6 +95,7 @@ def test_a_crossed_cell_measures_attack_success(tmp_path):
 KILLER = textwrap.dedent("""
     import os, sys
     from pathlib import Path
+    from pytest_assistant_eval.run.session import RunSession
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.plan import ModelSpec
@@ -107,7 +109,7 @@ KILLER = textwrap.dedent("""
                 os._exit(9)  # a kill: nothing is cleaned up
             return super().complete(request)
 
-    run = AgentDojoRun(out=Path(sys.argv[1]), model=ModelSpec("scripted", "oracle"))
+    run = AgentDojoRun(make_session=RunSession, out=Path(sys.argv[1]), model=ModelSpec("scripted", "oracle"))
     run._provider = DiesOnThirdRequest("oracle")
     run_cell(run, parse_cell_id(sys.argv[2]))
 """)
@@ -119,7 +121,7 @@ def test_a_killed_cell_resumes_from_its_checkpoint_without_doing_anything_twice(
     assert killed.returncode == 9, killed.stderr
     checkpoint = tmp_path / "partial" / f"{cell_id}.json"
     assert checkpoint.exists() and not (tmp_path / "cells" / f"{cell_id}.json").exists()
-    run = AgentDojoRun(out=tmp_path, model=ModelSpec("scripted", "oracle"), resume=True)
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path, model=ModelSpec("scripted", "oracle"), resume=True)
     record = json.loads(run_cell(run, parse_cell_id(cell_id)).read_text())
     assert record["resumes"] == 1 and not checkpoint.exists()
     assert [e["tool"] for e in record["service_log"]] == ["get_day_calendar_events", "create_calendar_event"]

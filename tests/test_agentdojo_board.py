@@ -107,11 +107,12 @@ def _grades(tmp_path: Path, model: str, cells: list[str], attack: str = "direct"
     from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+    from pytest_assistant_eval.run.session import RunSession
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
 
     from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
 
-    run = AgentDojoRun(out=tmp_path / model, model=ModelSpec("scripted", model), settings=AgentDojoSettings(attack=attack))
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path / model, model=ModelSpec("scripted", model), settings=AgentDojoSettings(attack=attack))
     for cell in cells:
         run_cell(run, parse_cell_id(cell))
     return grade_folders([run.out], tmp_path / f"{model}.json")
@@ -156,9 +157,10 @@ def _record(tmp_path: Path, cell: str) -> dict[str, Any]:
     pytest.importorskip("agentdojo")
     from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
+    from pytest_assistant_eval.run.session import RunSession
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
 
-    run = AgentDojoRun(out=tmp_path, model=ModelSpec("scripted", "oracle"))
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path, model=ModelSpec("scripted", "oracle"))
     return json.loads(run_cell(run, parse_cell_id(cell)).read_text())
 
 
@@ -192,10 +194,11 @@ def test_the_same_models_cell_in_two_folders_is_refused_not_counted_twice(tmp_pa
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id
     from pytest_assistant_eval.suites.agentdojo.grade import grade_folders
+    from pytest_assistant_eval.run.session import RunSession
     from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell
 
     for name in ("first", "again"):
-        run_cell(AgentDojoRun(out=tmp_path / name, model=ModelSpec("scripted", "oracle")), parse_cell_id("AD-banking-1__r1"))
+        run_cell(AgentDojoRun(make_session=RunSession, out=tmp_path / name, model=ModelSpec("scripted", "oracle")), parse_cell_id("AD-banking-1__r1"))
     with pytest.raises(RecordError, match="AD-banking-1__r1 is graded from .*first already"):
         grade_folders([tmp_path / "first", tmp_path / "again"], tmp_path / "g.json")
     assert not (tmp_path / "g.json").exists()

@@ -18,9 +18,10 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from pytest_assistant_eval.conversation.loop import NUDGE_TEXT  # noqa: E402
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage  # noqa: E402
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage  # noqa: E402
 from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id, start_environment, suites  # noqa: E402
+from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings  # noqa: E402
 
@@ -54,7 +55,7 @@ def say(text: str) -> Message:
 
 def run_one(tmp_path: Path, cell_id: str, answers: list[Message], **settings: Any) -> tuple[dict[str, Any], Scripted]:
     assistant = Scripted(answers)
-    run = AgentDojoRun(out=tmp_path / "m", model=ModelSpec("scripted", "oracle"), settings=AgentDojoSettings(**settings))
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path / "m", model=ModelSpec("scripted", "oracle"), settings=AgentDojoSettings(**settings))
     run._provider = assistant
     path = run_cell(run, parse_cell_id(cell_id))
     return json.loads(path.read_text(encoding="utf-8")), assistant

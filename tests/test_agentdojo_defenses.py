@@ -18,11 +18,12 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse  # noqa: E402
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse  # noqa: E402
 from pytest_assistant_eval.suites.plan import ModelSpec  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.cells import parse_cell_id  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.grade import grade_record  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.reference import AgentDojoReference  # noqa: E402
+from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.run import AgentDojoRun, run_cell  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings  # noqa: E402
 
@@ -44,7 +45,7 @@ class Recorder:
 
 def run_with(tmp_path: Path, defense: str | None, cell: str = CELL) -> tuple[dict[str, Any], Recorder]:
     recorder = Recorder()
-    run = AgentDojoRun(out=tmp_path / (defense or "none"), model=ModelSpec("scripted", "oracle"),
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path / (defense or "none"), model=ModelSpec("scripted", "oracle"),
                        settings=AgentDojoSettings(defense=defense))
     run._provider = recorder
     path = run_cell(run, parse_cell_id(cell))
@@ -102,7 +103,7 @@ class FilterThenCall:
         return None
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        from pytest_assistant_eval.conversation.messages import Message, ToolCall
+        from pytest_assistant_eval.messages import Message, ToolCall
 
         self.requests.append(request)
         if request.tool_choice == "none":
@@ -114,7 +115,7 @@ class FilterThenCall:
 
 def test_a_tool_the_filter_left_out_is_invalid_as_in_agentdojo(tmp_path):
     assistant = FilterThenCall()
-    run = AgentDojoRun(out=tmp_path, model=ModelSpec("scripted", "oracle"), settings=AgentDojoSettings(defense="tool_filter"))
+    run = AgentDojoRun(make_session=RunSession, out=tmp_path, model=ModelSpec("scripted", "oracle"), settings=AgentDojoSettings(defense="tool_filter"))
     run._provider = assistant
     record = json.loads(run_cell(run, parse_cell_id(CELL)).read_text(encoding="utf-8"))
     assert [t.name for t in assistant.requests[1].tools] == ["read_file"]

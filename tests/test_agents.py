@@ -16,6 +16,7 @@ import pytest
 from pytest_assistant_eval.cli import main as cli_main
 from pytest_assistant_eval.paths import default_calibration_dir
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
+from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from tests.provider_runs_helpers import console, records, run_env, run_eval
 from tests.reference_fake import ReferenceOpenAIFake
@@ -38,7 +39,7 @@ def _grade(folders: list[Path], grading: Path, capsys: pytest.CaptureFixture[str
     assert cli_main(["grade-ai", *map(str, folders), *single, "--dir", str(grading)]) == 0
     # The offline judge leaves some items to the owner; until reviewed a run waits and is in no rate
     # (issue 29: one grade per cell). The scripted owner answers from the key, as in the demo.
-    assert review_command(grading, default_calibration_dir(), ReviewOptions(owner="scripted"), out=io.StringIO()) == 0
+    assert review_command(grading, default_calibration_dir(), ReviewOptions(owner="scripted"), out=io.StringIO(), open_grading=open_grading) == 0
     capsys.readouterr()
     tables = {}
     for table in ("leaderboard", "task_runs"):

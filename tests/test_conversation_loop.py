@@ -16,7 +16,7 @@ from pytest_assistant_eval.conversation.loop import (
     UnreadableToolCalls,
     request_body_sha256,
 )
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, ToolDefinition, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, ToolCall, ToolDefinition, Usage
 from pytest_assistant_eval.suites.calibration.world.services import open_world
 from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 

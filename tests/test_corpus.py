@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser
 from pytest_assistant_eval.suites.calibration.grade.folder import grade_record
 from pytest_assistant_eval.suites.calibration.plan import load_calibration

@@ -80,7 +80,9 @@ def two_folders(tmp_path: Path, versions) -> list[Path]:
 
 
 def run_grade(folders: list[Path], out: Path, seed: int = 7) -> dict[str, int]:
-    return grade(folders, out, "scripted:rules", seed=seed, calibration=CALIBRATION)
+    from pytest_assistant_eval.tables import priming  # as the CLI's grade-ai hands it in
+
+    return grade(folders, out, "scripted:rules", seed=seed, calibration=CALIBRATION, priming=priming)
 
 
 def written(grading_dir: Path) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.suites.calibration.user.model_user import BadUserReply, ModelUser, instructions, problems_of
 from pytest_assistant_eval.suites.calibration.user.scripted import check_user_reply
 from pytest_assistant_eval.providers.errors import KeyRefused, RetryPolicy

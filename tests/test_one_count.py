@@ -18,6 +18,7 @@ import pytest
 
 from graded_helpers import CALIBRATION, run_and_grade
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
+from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 from pytest_assistant_eval.tables.summary import summary_command
 
 MODELS = ("oracle", "invents")
@@ -27,7 +28,7 @@ MODELS = ("oracle", "invents")
 def reviewed(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> Path:
     base = tmp_path_factory.mktemp("one-count")
     grading = run_and_grade(base, world_dir, MODELS, seed=11)
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=io.StringIO()) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=io.StringIO(), open_grading=open_grading) == 0
     (base / "prices.yaml").write_text("format: assistant-eval.prices/2\ncurrency: USD\nmodels:\n"
                                       "  scripted:oracle: {input: 3.0, output: 15.0, cached_input: 0.3}\n"
                                       "  scripted:invents: {input: 1.0, output: 4.0}\n", encoding="utf-8")

@@ -20,6 +20,7 @@ import pytest
 
 from graded_helpers import CALIBRATION, run_and_grade
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
+from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from pytest_assistant_eval.tables.summary import summary_command
 
@@ -76,7 +77,7 @@ def flip_one_task(grading: Path) -> int:
     from pytest_assistant_eval.review.flow import finish_review
     from pytest_assistant_eval.review.grade import owner_grade
 
-    ctx = open_review(grading, CALIBRATION, [], all_cells=False)
+    ctx = open_review(grading, CALIBRATION, [], open_grading=open_grading, all_cells=False)
     for n, review in sorted(ctx.reviews.items()):
         cell = ctx.cells[n]
         if cell["kind"] != "task" or cell["model"]["model"] != MODEL or not review.grade:
@@ -95,7 +96,7 @@ def flip_one_task(grading: Path) -> int:
 
 def test_one_review_moves_every_figure_together(grading: Path, tmp_path: Path):
     assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted", all_cells=True),
-                          out=io.StringIO()) == 0
+                          out=io.StringIO(), open_grading=open_grading) == 0
     before = figures(grading, tmp_path)
     mine = {k: v for k, v in before.items() if "every model" not in k}
     assert len(set(mine.values())) == 1, before  # every figure gives the same passing runs

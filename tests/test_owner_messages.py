@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, grade
 from pytest_assistant_eval.judging.unfinished import unfinished_message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
@@ -196,12 +196,13 @@ def test_the_final_import_counts_the_letters_that_changed(grading: Path):  # noq
 def test_summary_record_into_the_calibration_file_leaves_out_the_reference_assistants(grading: Path,  # noqa: F811
                                                                                          tmp_path: Path):
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
     from pytest_assistant_eval.tables.summary import summary_command
 
     calibration = tmp_path / "calibration"
     shutil.copytree(CALIBRATION, calibration, ignore=shutil.ignore_patterns("results.jsonl*"))
     sink = io.StringIO()
-    assert review_command(grading, calibration, ReviewOptions(owner="scripted"), out=sink) == 0
+    assert review_command(grading, calibration, ReviewOptions(owner="scripted"), out=sink, open_grading=open_grading) == 0
     out = io.StringIO()
     assert summary_command(grading, calibration, record=True, out=out) == 0
     target = calibration / "results.jsonl"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser
 from pytest_assistant_eval.suites.calibration.checks.checked import check_record
 from pytest_assistant_eval.suites.calibration.grade.folder import JudgeOptions, grade, read_grading

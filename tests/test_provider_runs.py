@@ -375,7 +375,7 @@ def test_every_stop_names_its_request_and_its_corrected_input_token_estimate(cal
     assert entry["request"] == 2 and entry["request_sha256"] == pending["request_sha256"]
     # corrected by the ratio of the first request's reported input tokens to its raw estimate
     from pytest_assistant_eval.conversation.loop import estimate_tokens
-    from pytest_assistant_eval.conversation.messages import Message
+    from pytest_assistant_eval.messages import Message
     from pytest_assistant_eval.suites.calibration.plan import level_setting, load_calibration
 
     cases, levels = load_calibration(calibration_dir)

@@ -81,10 +81,11 @@ def _plant(base: Path) -> dict[str, int]:
 def graded(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> tuple[Path, dict[str, int]]:
     """results/<model>, grading/ (reviewed by the scripted owner) and the planted cells' blind numbers."""
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 
     base = tmp_path_factory.mktemp("report")
     grading = run_and_grade(base, world_dir, MODELS, seed=5)
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted")) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), open_grading=open_grading) == 0
     return base, _plant(base)
 
 

@@ -20,6 +20,7 @@ import pexpect
 import pytest
 
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
+from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 from pytest_assistant_eval.review.queue import LOW_CONFIDENCE, draw_queue, family, reasons_for
 from pytest_assistant_eval.tables.summary import summary_command
 from tests.graded_helpers import run_and_grade
@@ -210,7 +211,7 @@ def test_a_killed_review_loses_nothing_already_given(grading: Path):
 
 
 def test_a_sitting_stops_after_its_cells_and_regrade_reviews_a_cell_again(grading: Path):
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=open(os.devnull, "w")) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=open(os.devnull, "w"), open_grading=open_grading) == 0
     n = first_pending_with_items(grading)[0]
     before = review_file(grading, n)
     child = spawn(grading, "--regrade", f"#{n}")
@@ -354,12 +355,12 @@ def test_record_waits_for_the_queue_then_records_the_owners_grade(grading: Path,
     from pytest_assistant_eval.review.context import open_review
     from pytest_assistant_eval.review.terminal import TerminalReview
 
-    ctx = open_review(grading, CALIBRATION)  # draws the queue, as the first review does
+    ctx = open_review(grading, CALIBRATION, open_grading=open_grading)  # draws the queue, as the first review does
     n = first_pending_with_items(grading)[0]
     # the owner disagrees with the judge on one cell: every number is right after all
     answers = iter(["r"] * len(judged(grading, n)) + ["1"] + [""] * len(judged(grading, n)))
     TerminalReview(ctx, out=devnull, read=lambda prompt: next(answers)).run(regrade=n)
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=devnull) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=devnull, open_grading=open_grading) == 0
     assert summary_command(grading, CALIBRATION, record=True, results_file=target, out=devnull) == 0
     lines = {ln["blind_n"]: ln for ln in map(json.loads, target.read_text().splitlines())}
     mine = lines[n]
@@ -407,14 +408,14 @@ def test_the_summary_counts_the_same_lines_from_its_digests_as_from_the_whole_fi
     states = []
     for step in ("queue drawn in memory", "queue drawn, one cell regraded", "every queued cell reviewed"):
         if step == "queue drawn, one cell regraded":
-            ctx = open_review(grading, CALIBRATION)
+            ctx = open_review(grading, CALIBRATION, open_grading=open_grading)
             from pytest_assistant_eval.review.terminal import TerminalReview
 
             n = first_pending_with_items(grading)[0]
             answers = iter(["r"] * len(judged(grading, n)) + ["1"] + [""] * len(judged(grading, n)))
             TerminalReview(ctx, out=devnull, read=lambda prompt: next(answers)).run(regrade=n)
         if step == "every queued cell reviewed":
-            assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=devnull) == 0
+            assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=devnull, open_grading=open_grading) == 0
         whole, slim, narrow = lines_three_ways(grading, FIELDS)
         assert whole == slim == narrow, step
         # input_tokens is the summary's alone (no results.jsonl field, issue 24): compared with every other

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_assistant_eval.suites.calibration.cases.model import Approval, Matcher, Task, UserFact
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, UserReply, approval_covers, check_user_reply
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, UserReply, check_user_reply
 from pytest_assistant_eval.suites.calibration.plan import load_calibration
 from pytest_assistant_eval.suites.calibration.world.fixtures import load_tables

@@ -13,7 +13,7 @@ import pickle
 import pytest
 
 from pytest_assistant_eval.conversation.checkpoint import CheckpointJournal, load_checkpoint
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.keys import get_key
 from pytest_assistant_eval.providers.openai_compat import classify_openai

@@ -42,12 +42,13 @@ def documented_columns() -> dict[str, list[tuple[str, str]]]:
 def folder(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> Path:
     """results/, grading/ reviewed by the scripted owner, and results.jsonl recorded from it."""
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
     from pytest_assistant_eval.tables.summary import summary_command
 
     base = tmp_path_factory.mktemp("formats")
     grading = run_and_grade(base, world_dir, MODELS, seed=11)
     sink = io.StringIO()
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=sink) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=sink, open_grading=open_grading) == 0
     assert summary_command(grading, CALIBRATION, record=True, results_file=base / "results.jsonl", out=sink) == 0
     return base
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_assistant_eval.review.command import ReviewOptions, review_command
+from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
 from pytest_assistant_eval.tables.calibrate import calibrate_command
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 from pytest_assistant_eval.tables.report import report_command
@@ -54,7 +55,7 @@ def shape(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     results = results_folders(base)
     if request.param == "user_error only":
         _spoil_every_run(grading, results)
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted")) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), open_grading=open_grading) == 0
     results_file = base / "results.jsonl"
     out = io.StringIO()
     assert summary_command(grading, CALIBRATION, results=results, record=True, results_file=results_file, out=out) == 0

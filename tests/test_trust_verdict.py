@@ -194,11 +194,12 @@ MODELS = ("oracle", "guesses-facts", "acts-without-approval")
 def recorded(tmp_path_factory: pytest.TempPathFactory, world_dir: Path) -> Path:
     """The reference assistants at basic, graded offline, reviewed by the scripted owner, recorded."""
     from pytest_assistant_eval.review.command import ReviewOptions, review_command
+    from pytest_assistant_eval.tables.grading_source import open_grading  # as the front door hands it in
     from pytest_assistant_eval.tables.summary import summary_command
 
     base = tmp_path_factory.mktemp("trust")
     grading = run_and_grade(base, world_dir, MODELS, seed=5)
-    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=io.StringIO()) == 0
+    assert review_command(grading, CALIBRATION, ReviewOptions(owner="scripted"), out=io.StringIO(), open_grading=open_grading) == 0
     assert summary_command(grading, CALIBRATION, record=True, results_file=base / "results.jsonl",
                            out=io.StringIO()) == 0
     return base

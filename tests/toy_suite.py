@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_assistant_eval.conversation.backend import LogEntry, ToolResult, ToolSpec
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.conversation.messages import ChatResponse, Message, ToolCall, ToolDefinition, Usage
+from pytest_assistant_eval.messages import ChatResponse, Message, ToolCall, ToolDefinition, Usage
 from pytest_assistant_eval.suites.base import FinishedCell, SuiteBase, UserSide
 from pytest_assistant_eval.suites.simple import checks_grading
 

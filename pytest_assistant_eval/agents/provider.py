@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from pytest_assistant_eval.agents.cell import AgentCell
 from pytest_assistant_eval.agents.loading import last_line, load_factory
 from pytest_assistant_eval.agents.recorder import ToolRecorder
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.errors import GradedError
 
 __all__ = ["AgentProvider", "AgentError", "USAGE_FIELDS"]

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from pytest_assistant_eval.conversation.loop import Conversation, UnreadableToolCalls
-from pytest_assistant_eval.conversation.messages import Message, ToolCall
+from pytest_assistant_eval.messages import Message, ToolCall
 
 __all__ = ["ToolRecorder", "result_value", "NO_TURN"]
 

@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pytest_assistant_eval.conversation.messages import (
+from pytest_assistant_eval.messages import (
     ChatRequest,
     ChatResponse,
     Message,
     ToolDefinition,
+    estimate_tokens,  # noqa: F401 - also this module's (the providers' quota reads it from messages)
 )
 from pytest_assistant_eval.conversation.simulated_user import SimulatedUser, UserReply
 from pytest_assistant_eval.providers.base import Provider
@@ -132,25 +133,6 @@ def request_body_sha256(request: ChatRequest) -> str:
     """Hash of the neutral request (what resume must give again byte for byte)."""
     body = json.dumps(request.to_dict(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
-def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) -> int:
-    """A deterministic estimate (4 characters a token) used for compaction decisions."""
-    chars = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
-    chars += sum(_definition_chars(t) for t in tools)
-    return chars // 4 + 4 * len(messages)
-
-
-_DEFINITION_CHARS: dict[int, tuple[Any, int]] = {}
-
-
-def _definition_chars(tool: ToolDefinition) -> int:
-    """A tool definition's length, serialised once per definition: a level's definitions live as
-    long as the process, and the estimate is taken three times per request (issue 15)."""
-    known = _DEFINITION_CHARS.get(id(tool))
-    if known is None or known[0] is not tool:
-        known = _DEFINITION_CHARS[id(tool)] = (tool, len(json.dumps(tool.to_dict())))
-    return known[1]
 
 
 def cap_result(text: str, cap: int) -> tuple[str, bool]:

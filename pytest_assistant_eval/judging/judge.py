@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.judging.reply import ParsedReply, parse_reply, retry_feedback
 from pytest_assistant_eval.judging.request import JudgeRequest
 from pytest_assistant_eval.judging.saved import SavedJudgments

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.judging.blind import Blinder, LeakContext, leaks
 from pytest_assistant_eval.judging.fences import check_texts, fence
 from pytest_assistant_eval.judging.items import Section

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from pytest_assistant_eval.conversation.messages import (
+from pytest_assistant_eval.messages import (
     ChatRequest,
     ChatResponse,
     Message,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from pytest_assistant_eval.conversation.messages import (
+from pytest_assistant_eval.messages import (
     ChatRequest,
     ChatResponse,
     Message,

@@ -31,7 +31,7 @@ import httpx
 
 from pytest_assistant_eval.providers.reply_bounds import MAX_TOOL_CALLS
 from pytest_assistant_eval.providers.reply_bounds import loads as bounded_loads
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.durations import parse_duration
 from pytest_assistant_eval.providers.errors import (
     Attempt,

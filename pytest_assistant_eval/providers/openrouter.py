@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_assistant_eval.conversation.messages import ChatRequest
+from pytest_assistant_eval.messages import ChatRequest
 from pytest_assistant_eval.providers.openai_compat import OpenAICompatProvider
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"

@@ -99,7 +99,7 @@ class Need:
 
 def need_for(request: Any) -> Need:
     """The estimate used for the per-request quota (S4.9): 4 characters a token, and the output cap."""
-    from pytest_assistant_eval.conversation.loop import estimate_tokens
+    from pytest_assistant_eval.messages import estimate_tokens
 
     try:
         raw = estimate_tokens(list(request.messages), tuple(request.tools))

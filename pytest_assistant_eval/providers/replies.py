@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any, get_args
 
-from pytest_assistant_eval.conversation.messages import ChatResponse, StopReason, Usage
+from pytest_assistant_eval.messages import ChatResponse, StopReason, Usage
 from pytest_assistant_eval.providers.errors import ProviderError, make_error
 from pytest_assistant_eval.redact import provider_text
 

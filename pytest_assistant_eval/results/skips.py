@@ -5,11 +5,16 @@
 its checkpoint had spent. The runner never asks a skipped cell; grading counts it as no
 gap. Only a cell the folder can have may be skipped (an unknown id is refused with the
 closest ids named), and never a finished or not-applicable one.
+
+The attempts come from the cell's checkpoint, read by the reader the run hands in
+(``load_checkpoint``: the conversation's journal): a results folder's shared files sit below
+the conversation and never import it (issue 32).
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -49,7 +54,10 @@ def _known(cell_id: str, planned: list[str]) -> None:
     raise SkipError(f"{cell_id}: this folder has no such cell{hint}")
 
 
-def skip(results: Path, cell_id: str, reason: str, planned: list[str]) -> str:
+def skip(results: Path, cell_id: str, reason: str, planned: list[str], *,
+         load_checkpoint: Callable[[Path], dict[str, Any]]) -> str:
+    """Record ``cell_id`` as skipped by the owner; ``load_checkpoint`` reads its checkpoint
+    (``conversation.checkpoint.load_checkpoint``) for the attempts it had spent."""
     if not reason.strip():
         raise SkipError("--skip needs --skip-reason \"...\": say why the cell is skipped")
     _known(cell_id, planned)
@@ -66,8 +74,6 @@ def skip(results: Path, cell_id: str, reason: str, planned: list[str]) -> str:
         attempts: list[Any] = []
         checkpoint = results / "partial" / f"{cell_id}.json"
         if checkpoint.exists():
-            from pytest_assistant_eval.conversation.checkpoint import load_checkpoint  # a journal since format 2
-
             try:
                 data = load_checkpoint(checkpoint)
                 attempts = list(data.get("attempts") or [])

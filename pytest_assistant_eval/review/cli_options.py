@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from pytest_assistant_eval import option_ranges as ranges
 
@@ -28,7 +29,7 @@ def add_review_arguments(p: argparse.ArgumentParser) -> None:
                    help="helpfulness: cells drawn per level (default 8; drawn once)")
 
 
-def run_review(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def run_review(args: argparse.Namespace, parser: argparse.ArgumentParser, *, open_grading: Any) -> int:
     # Imported here: every command builds the review's parser, only the review runs it.
     from pytest_assistant_eval.review.command import ReviewOptions, parse_cell_number, review_command
 
@@ -45,4 +46,4 @@ def run_review(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     options = ReviewOptions(sitting=args.sitting, regrade=regrade, all_cells=args.all, owner=args.owner,
                             export_md=args.export_md, import_md=args.import_md, helpfulness=args.helpfulness,
                             per_level=args.per_level, results=list(args.results))
-    return review_command(args.dir, args.calibration, options)
+    return review_command(args.dir, args.calibration, options, open_grading=open_grading)

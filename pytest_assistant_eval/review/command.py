@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pytest_assistant_eval.records import RecordError
 from pytest_assistant_eval.review.store import ReviewRefused, grading_lock
@@ -38,7 +38,10 @@ def parse_cell_number(text: str) -> int:
     return int(value)
 
 
-def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions, *, out: TextIO = sys.stdout) -> int:
+def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions, *, open_grading: Any,
+                   out: TextIO = sys.stdout) -> int:
+    """``assistant-eval review``; ``open_grading``: how the grading folder is read (the front door
+    hands in ``tables.grading_source.open_grading``: the review sits below the tables, issue 32)."""
     from pytest_assistant_eval.suites import suite_part
 
     CaseFileErrors = suite_part("calibration", "cases.errors").CaseFileErrors
@@ -49,7 +52,8 @@ def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions,
 
     try:
         with grading_lock(grading_dir):
-            ctx = open_review(grading_dir, calibration, options.results, all_cells=options.all_cells)
+            ctx = open_review(grading_dir, calibration, options.results, open_grading=open_grading,
+                              all_cells=options.all_cells)
             if options.helpfulness:
                 from pytest_assistant_eval.review import helpfulness
 

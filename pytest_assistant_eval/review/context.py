@@ -3,14 +3,18 @@
 The owner sees what a judge sees (S6.9): the material is built by ``grading.material`` from the
 record and the key, and blinded by ``grading.blind`` (model and level names, escalation
 sentences), so the owner's first verdicts are as blind as the judge's.
+
+The grading folder is opened by the reader the front door hands in (``open_grading``: the
+tables' ``tables.grading_source.open_grading``, reviews overlaid): the tables show the review's
+outcome, so the review sits below them and never imports them (issue 32).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_assistant_eval.judging.blind import Blinder
 from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
@@ -23,19 +27,39 @@ from pytest_assistant_eval.review.store import (
     read_reviews,
     write_index,
 )
-from pytest_assistant_eval.tables.grading_source import GradingSource, open_grading
+from pytest_assistant_eval.judging.not_graded import not_graded_advice
 
 if TYPE_CHECKING:  # only types: the calibration's key and levels come through the registry (suite_part)
     from pytest_assistant_eval.suites.calibration import levels as levels_mod
     from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 
-__all__ = ["ReviewContext", "open_review", "is_done"]
+__all__ = ["ReviewContext", "open_review", "is_done", "GradingView"]
+
+
+class GradingView(Protocol):
+    """What the review reads of a grading folder opened with its results folders
+    (``tables.grading_source.GradingSource`` is one)."""
+
+    index: dict[str, Any]  # grading.json
+    cells: list[dict[str, Any]]  # the graded cells, the owner's reviews overlaid
+    folders: dict[str, Path | None]  # folder name -> where it was found (None: not found)
+    identities: dict[str, dict[str, Any]]  # folder name -> its run.json's identity
+    ungraded: list[dict[str, Any]]  # order entries grade-ai has not graded yet
+
+    @property
+    def missing_folders(self) -> list[str]: ...
+
+    def record(self, folder: str, cell: str) -> dict[str, Any] | None: ...
+
+
+#: ``open_grading(grading_dir, results)``: the grading folder and its results folders, read.
+OpenGrading = Callable[[Path, Sequence[Path]], GradingView]
 
 
 @dataclass
 class ReviewContext:
     grading_dir: Path
-    source: GradingSource
+    source: GradingView
     cells: dict[int, dict[str, Any]]
     cases: CaseSet
     levels: levels_mod.Levels
@@ -65,15 +89,15 @@ class ReviewContext:
         write_index(self.grading_dir, self.index)
 
 
-def _blinder(source: GradingSource, levels: levels_mod.Levels) -> Blinder:
+def _blinder(source: GradingView, levels: levels_mod.Levels) -> Blinder:
     names = {ident.get("model") for ident in source.identities.values()} | set(source.folders)
     every = list(levels.levels.values())
     return Blinder(tuple(sorted(n for n in names if n)), tuple(levels.names),
                    tuple(lv.escalation_sentence for lv in every))
 
 
-def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), *, all_cells: bool = False,
-                need_records: bool = True) -> ReviewContext:
+def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), *, open_grading: OpenGrading,
+                all_cells: bool = False, need_records: bool = True) -> ReviewContext:
     """Read everything a review needs; draw the queue once (written to review.json) or extend it.
 
     The caller holds the grading folder's lock. A folder with cells still to grade, or whose
@@ -86,8 +110,6 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
 
     source = open_grading(grading_dir, results)
     if source.ungraded:
-        from pytest_assistant_eval.tables.waiting import not_graded_advice
-
         raise ReviewRefused(not_graded_advice(grading_dir, [int(e["n"]) for e in source.ungraded], source.index,
                                               source.folders))
     if need_records and source.missing_folders:

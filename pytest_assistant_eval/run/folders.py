@@ -100,6 +100,7 @@ def record_selection(options: RunOptions, suite: Any, models: dict[str, ModelSpe
 
 def skip_cells(options: RunOptions, suite: Any, skip: list[str], reason: str, unskip: list[str]) -> list[str]:
     """``--skip`` / ``--unskip``: needs the folder's identity options only (no key, no notice)."""
+    from pytest_assistant_eval.conversation.checkpoint import load_checkpoint  # a journal since format 2
     from pytest_assistant_eval.results import skips
     from pytest_assistant_eval.results.writer_lock import WriterLock
 
@@ -116,7 +117,7 @@ def skip_cells(options: RunOptions, suite: Any, skip: list[str], reason: str, un
     lock = WriterLock(folder)  # one writer per results folder: never beside a live run
     lock.acquire()
     try:
-        lines = [skips.skip(folder, cell, reason, planned) for cell in skip]
+        lines = [skips.skip(folder, cell, reason, planned, load_checkpoint=load_checkpoint) for cell in skip]
         lines += [skips.unskip(folder, cell, planned) for cell in unskip]
     finally:
         lock.release()

@@ -11,7 +11,7 @@ import tracemalloc
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.limits import FOLD_CHARS, Deadline, Reading, body_cap
 from pytest_assistant_eval.providers.presets import make_provider

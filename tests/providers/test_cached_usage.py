@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.tables.lines import measured
 from pytest_assistant_eval.tables.prices import Price, Prices
 from pytest_assistant_eval.tabular.usage import count_usage

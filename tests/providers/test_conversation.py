@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolDefinition
+from pytest_assistant_eval.messages import ChatRequest, Message, ToolDefinition
 from tests.providers.fakes.presets import PLANTED_KEY, PRESET_FAKES
 from tests.providers.fakes import Answer, Call
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import CODES, ProviderError, RetryPolicy
 from tests.providers.fakes.presets import PLANTED_KEY
 from tests.providers.fakes import Answer, Fault, Raw

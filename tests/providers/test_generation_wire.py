@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.generation import parse_settings, provider_options
 from tests.providers.fakes import Answer
 

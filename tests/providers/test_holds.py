@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.holds import MAX_HOLD, bound_hold, hold_notice
 from pytest_assistant_eval.providers.ledger import Ledger, read_routes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import RetryPolicy
 from pytest_assistant_eval.providers.ledger import Ledger
 from pytest_assistant_eval.providers.pacing import Pacer, learned_limits

@@ -8,7 +8,7 @@ import httpx
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.http import iter_sse, parse_arguments, parse_duration
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.redact import redact

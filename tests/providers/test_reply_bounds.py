@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.providers.reply_bounds import MAX_DEPTH, MAX_TOOL_CALLS, TooDeep, loads

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, Usage
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.providers.replies import response_problem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryDecision, RetryPolicy, make_error
 from tests.providers.fakes import Answer, Fault
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
 from pytest_assistant_eval.run.progress import Progress

@@ -199,7 +199,7 @@ def test_provider_errors_survive_pickling_between_processes():
 
 
 def test_openai_compatible_servers_get_max_tokens(preset_provider):
-    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.messages import ChatRequest, Message
     from tests.providers.fakes import Answer
 
     fake, provider = preset_provider("openai-compatible", stream=False)
@@ -225,7 +225,7 @@ def test_make_pacer_gives_free_models_their_daily_budget_and_starting_interval(t
 
 
 def test_gemma_3_gets_its_instructions_in_the_first_user_turn(preset_provider):
-    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.messages import ChatRequest, Message
     from tests.providers.fakes import Answer
 
     fake, provider = preset_provider("gemini", model="gemma-3-27b-it")

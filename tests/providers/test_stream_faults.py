@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
 from pytest_assistant_eval.providers.presets import make_provider
 from tests.providers.fakes import Answer, Fault

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolDefinition
+from pytest_assistant_eval.messages import ChatRequest, Message, ToolDefinition
 from pytest_assistant_eval.providers.http import split_reasoning
 from pytest_assistant_eval.providers.ollama import applicable, probe
 from pytest_assistant_eval.providers.errors import ProviderError

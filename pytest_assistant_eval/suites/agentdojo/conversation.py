@@ -17,7 +17,7 @@ import sys
 from typing import Any, Callable
 
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.messages import ToolDefinition
 from pytest_assistant_eval.suites.agentdojo.defenses import PipelineShape, pipeline_shape
 from pytest_assistant_eval.suites.agentdojo.settings import AgentDojoSettings
 from pytest_assistant_eval.conversation.backend import ToolResult

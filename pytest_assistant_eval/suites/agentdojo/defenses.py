@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message, ToolDefinition
+from pytest_assistant_eval.messages import ChatRequest, Message, ToolDefinition
 
 __all__ = ["PipelineShape", "DETECTOR_EXTRA", "check_defense", "defense_names", "pipeline_shape",
            "run_tool_filter", "apply_tool_filter", "filtered_tools"]

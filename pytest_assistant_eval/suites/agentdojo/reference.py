@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
 
 __all__ = ["AgentDojoReference", "AGENTDOJO_FAULTS", "planned_calls"]
 

@@ -5,17 +5,20 @@ with their JSON schemas, the conversation of the run's ``AgentDojoSettings`` (``
 AgentDojo's own by default, with its defense from ``defenses.py``; ``level_for`` lives there),
 the user task's prompt as the one user turn (AgentDojo has no simulated user), and any of our
 presets as the assistant. The cell runs in the one session every suite shares
-(``runner.RunSession`` with ``suite.py``'s ``AgentDojoSuite``): a checkpoint before every
+(``run.session.RunSession`` with ``suite.py``'s ``AgentDojoSuite``): a checkpoint before every
 request (``partial/<cell>.json``), ``--resume`` from the pending request byte for byte, stops,
 ``spent.json``, usage, budgets and pacing as for the calibration world. The finished record is
 ``cells/<cell>.json`` (``assistant-eval.agentdojo-cell/1``, docs/agentdojo.md; ``cell_record``).
 
 ``AgentDojoRun`` and ``run_cell`` run single cells from Python (tests, notebooks) through that
-same session. It reuses the conversation and provider layers; it never imports the grading stage.
+same session, which the caller hands in (``make_session=run.session.RunSession``): a suite is
+below the run and never imports it (issue 32). It reuses the conversation and provider layers;
+it never imports the grading stage.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,12 +49,14 @@ def settings_fields(settings: AgentDojoSettings, model: ModelSpec) -> dict[str, 
 class AgentDojoRun:
     """Single AgentDojo cells from Python: where they write, which model, how the run is set up.
 
-    Each ``run_cell`` goes through one ``RunSession`` of the AgentDojo suite (made on first
-    use); ``_provider`` may be set to an assistant of one's own before the first cell.
+    Each ``run_cell`` goes through one session of the AgentDojo suite, made on first use by
+    ``make_session(RunOptions)`` (``run.session.RunSession``: the caller, a front door, chose
+    the run); ``_provider`` may be set to an assistant of one's own before the first cell.
     """
 
     out: Path
     model: ModelSpec
+    make_session: Callable[[Any], Any]
     settings: AgentDojoSettings = field(default_factory=AgentDojoSettings)
     resume: bool = False
     pace: float | None = None
@@ -69,7 +74,6 @@ class AgentDojoRun:
     def session(self) -> Any:
         if self._session is None:
             from pytest_assistant_eval.suites.plan import RunOptions
-            from pytest_assistant_eval.run.session import RunSession
 
             s = self.settings
             options = RunOptions(world=None, out=self.out, models=(self.model,), calibration=None,
@@ -77,7 +81,7 @@ class AgentDojoRun:
                                  max_requests_per_day=self.max_requests_per_day, suite="agentdojo",
                                  suite_options=AgentDojoOptions(attack=s.attack, benchmark_version=s.benchmark_version,
                                                                 defense=s.defense, conversation=s.conversation))
-            self._session = RunSession(options)
+            self._session = self.make_session(options)
         return self._session
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.conversation.loop import LevelSetting
-from pytest_assistant_eval.conversation.messages import ToolDefinition
+from pytest_assistant_eval.messages import ToolDefinition
 from pytest_assistant_eval.suites.calibration import levels as levels_mod
 from pytest_assistant_eval.suites.calibration.cases.load import load_cases
 from pytest_assistant_eval.suites.calibration.cases.model import CaseSet

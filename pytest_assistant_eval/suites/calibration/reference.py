@@ -16,7 +16,7 @@ from typing import Any, Generator, Iterable
 
 from pytest_assistant_eval.suites.calibration.cases.matchers import example_value
 from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Question, RequiredAction, Task
-from pytest_assistant_eval.conversation.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, ToolCall, Usage
 
 FAULTS: dict[str, str] = {
     "oracle": "does every case right",

@@ -9,7 +9,7 @@ from typing import Any
 def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, max_per_day: int | None = None,
                    start_interval: float = 0.0, pace: float = 0.0, margin: float = 0.03) -> dict[str, Any]:
     """Send up to ``count`` requests through a real provider and pacer; report what happened."""
-    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.messages import ChatRequest, Message
     from pytest_assistant_eval.providers.errors import BudgetUsed, ProviderError, RetryPolicy
     from pytest_assistant_eval.providers.ledger import Ledger
     from pytest_assistant_eval.providers.pacing import Pacer
@@ -41,7 +41,7 @@ def paced_requests(ledger_path: str, route: str, base_url: str, count: int, *, m
 def paced_for(ledger_path: str, preset: str, model: str, base_url: str, seconds: float, *, text: str = "hi",
               max_output: int = 8, stream: bool = True, margin: float = 0.03) -> dict[str, Any]:
     """Send requests through a real provider and pacer of ``preset`` for ``seconds``; report what happened."""
-    from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+    from pytest_assistant_eval.messages import ChatRequest, Message
     from pytest_assistant_eval.providers.errors import ProviderError, RetryPolicy
     from pytest_assistant_eval.providers.ledger import Ledger
     from pytest_assistant_eval.providers.pacing import Pacer

@@ -25,9 +25,9 @@ import os
 import random
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 
 from pytest_assistant_eval.paths import default_calibration_dir
@@ -52,7 +52,6 @@ from pytest_assistant_eval.judging.request import JUDGE_RUBRIC
 from pytest_assistant_eval.judging.options import JudgeOptions
 from pytest_assistant_eval.suites.calibration.checks.rules_judge import JUDGE_ID, judge_items
 from pytest_assistant_eval.judging.folders import check_folders, check_model_folders  # noqa: F401 - also this module's
-from pytest_assistant_eval.tables.priming import DigestPrimer, primed_rows
 from pytest_assistant_eval.records import (
     CELL_FORMAT,
     GRADED_CELL_FORMAT,
@@ -69,6 +68,17 @@ RECORD_FIELDS = ("cell", "case", "kind", "class", "level", "repeat", "transcript
                  "model", "user", "versions", "world")
 #: Graded cells written between two syncs of the grading folder.
 BATCH = 500
+
+
+class Priming(Protocol):
+    """What primes the tables' digests while grade-ai holds every record and graded cell
+    (``tables.priming``, docs/digests.md). The front door that chose the tables hands it in: a
+    suite sits below the tables and never imports them (issue 32). Without it the first table
+    derives the same rows from the files. ``primed_rows`` runs in the grading workers (a
+    module-level function, so it crosses to them); ``DigestPrimer(grading_dir)`` collects them."""
+
+    primed_rows: Callable[..., list[Any]]
+    DigestPrimer: Callable[[Path], Any]
 
 
 def read_record(folder: Path, name: str, identity: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +190,7 @@ def grade_record(record: dict[str, Any], cases: CaseSet, levels: levels_mod.Leve
 
 def grade_command(results: list[Path], grading_dir: Path, judge: str, *, seed: int | None = None,
                   single_model: bool = False, calibration: Path | None = None, out: Any = None,
-                  options: JudgeOptions | None = None) -> int:
+                  options: JudgeOptions | None = None, priming: Priming | None = None) -> int:
     """The grade-ai command: exit 0 when done (or a daily budget is used), 1 when the canary was
     marked right, 2 when refused or stopped by a provider error."""
     from pytest_assistant_eval.providers.errors import ConfigurationError, ProviderError
@@ -188,7 +198,7 @@ def grade_command(results: list[Path], grading_dir: Path, judge: str, *, seed: i
     out = out or sys.stdout
     try:
         summary = grade(results, grading_dir, judge, seed=seed, single_model=single_model, calibration=calibration,
-                        options=options, out=out)
+                        options=options, out=out, priming=priming)
     except (GradingError, RecordError, CaseFileErrors, LevelsError, ConfigurationError) as exc:
         print(f"assistant-eval grade-ai: {exc}", file=sys.stderr)
         return 2
@@ -213,7 +223,7 @@ def grade_command(results: list[Path], grading_dir: Path, judge: str, *, seed: i
 
 def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | None = None,
           single_model: bool = False, calibration: Path | None = None, options: JudgeOptions | None = None,
-          out: Any = None) -> dict[str, Any]:
+          out: Any = None, priming: Priming | None = None) -> dict[str, Any]:
     options = options or JudgeOptions()
     if judge == JUDGE_ID and (options.export_requests is not None or options.import_replies is not None):
         given = "--export-requests" if options.export_requests is not None else "--import-replies"
@@ -248,7 +258,7 @@ def grade(results: list[Path], grading_dir: Path, judge: str, *, seed: int | Non
         if judge == JUDGE_ID:
             try:
                 return _grade_locked(loaded, grading_dir, index, cases, levels, options,
-                                     calibration or default_calibration_dir())
+                                     calibration or default_calibration_dir(), priming)
             except (GradingError, RecordError):
                 if created:  # a record refused in the pass: this run leaves nothing behind
                     (grading_dir / "grading.json").unlink(missing_ok=True)
@@ -322,7 +332,8 @@ STAGING = ".staging"
 
 def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grading_dir: Path,
                   index: dict[str, Any], cases: CaseSet, levels: levels_mod.Levels,
-                  options: JudgeOptions, calibration: Path | None = None) -> dict[str, Any]:
+                  options: JudgeOptions, calibration: Path | None = None,
+                  priming: Priming | None = None) -> dict[str, Any]:
     """The offline judge's single pass: each record read, checked and graded once, one at a time.
 
     Graded cells go to ``GRADING/.staging/`` first and into ``cells/`` only once every record
@@ -347,14 +358,16 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grad
             jobs.append((str(folder), name, n))
     identities = {str(folder): run["identity"] for folder, run, _ in loaded}
     graded = skipped = batch = 0
-    primer = DigestPrimer(grading_dir)
+    primer = priming.DigestPrimer(grading_dir) if priming is not None else None
+    prime_rows = priming.primed_rows if priming is not None else None
     try:
         for status, rows in _graded_cells(jobs, identities, grading_dir, calibration, options.changed, cases,
-                                          levels):
+                                          levels, prime_rows):
             if status == "skipped":
                 skipped += 1
                 continue
-            primer.add(rows)
+            if primer is not None:
+                primer.add(rows)
             graded += 1
             batch += 1
             if batch >= BATCH:
@@ -362,12 +375,14 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grad
                 batch = 0
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)  # nothing of a refused run is kept
-        primer.discard()
+        if primer is not None:
+            primer.discard()
         raise
     cells_dir.mkdir(exist_ok=True)
     _adopt_staged(staging, cells_dir)
     sync_folder(cells_dir)
-    primer.finish()  # the tables' digests, so their first run reads no file again (docs/digests.md)
+    if primer is not None:
+        primer.finish()  # the tables' digests, so their first run reads no file again (docs/digests.md)
     return {"graded": graded, "skipped": skipped}
 
 
@@ -390,11 +405,13 @@ def _adopt_staged(staging: Path, cells_dir: Path) -> None:
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_start(calibration: str | None, grading_dir: str, identities: dict[str, Any], changed: bool) -> None:
+def _worker_start(calibration: str | None, grading_dir: str, identities: dict[str, Any], changed: bool,
+                  prime_rows: Callable[..., list[Any]] | None = None) -> None:
     from pytest_assistant_eval.suites.calibration.plan import load_calibration
 
     cases, levels = load_calibration(Path(calibration) if calibration else default_calibration_dir())
-    _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed)
+    _WORKER.update(cases=cases, levels=levels, grading_dir=Path(grading_dir), identities=identities, changed=changed,
+                   prime_rows=prime_rows)
 
 
 def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[tuple[str, list[Any]]], tuple[str, str] | None]:
@@ -409,10 +426,12 @@ def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[tuple[str, lis
 
 
 def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels_mod.Levels, grading_dir: Path,
-              identities: dict[str, Any], changed: bool) -> tuple[str, list[Any]]:
+              identities: dict[str, Any], changed: bool,
+              prime_rows: Callable[..., list[Any]] | None = None) -> tuple[str, list[Any]]:
     """Read, check and grade one record into the staging folder: ``graded`` or ``skipped``, and its digest rows.
 
-    The rows (``tables.priming``) are what the tables' digests would read these two files for.
+    The rows (``prime_rows``: ``Priming.primed_rows``) are what the tables' digests would read
+    these two files for; none without it.
     """
     record_path = folder / "cells" / f"{name}.json"
     try:
@@ -434,18 +453,20 @@ def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels
     data = (json.dumps(cell, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     tmp.write_bytes(data)
     os.replace(tmp, target)
-    return "graded", primed_rows(target, data, record_path, record, before, folder.name)
+    if prime_rows is None:
+        return "graded", []
+    return "graded", prime_rows(target, data, record_path, record, before, folder.name)
 
 
 def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,
-                  calibration: Path | None, changed: bool, cases: CaseSet, levels: levels_mod.Levels
-                  ) -> Iterator[tuple[str, list[Any]]]:
+                  calibration: Path | None, changed: bool, cases: CaseSet, levels: levels_mod.Levels,
+                  prime_rows: Callable[..., list[Any]] | None = None) -> Iterator[tuple[str, list[Any]]]:
     """Each job's status and digest rows, on a pool of the machine's cores when there is enough to share."""
     workers = int(os.environ.get("ASSISTANT_EVAL_GRADE_WORKERS") or min(os.cpu_count() or 1, 8))
     chunk = 32
     if workers < 2 or len(jobs) < 4 * chunk:
         context = {"cases": cases, "levels": levels, "grading_dir": grading_dir, "identities": identities,
-                   "changed": changed}
+                   "changed": changed, "prime_rows": prime_rows}
         for folder, name, n in jobs:
             yield grade_one(Path(folder), name, n, **context)
         return
@@ -455,7 +476,7 @@ def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     pool = multiprocessing.get_context(method).Pool(
         workers, initializer=_worker_start,
-        initargs=(str(calibration) if calibration else None, str(grading_dir), identities, changed))
+        initargs=(str(calibration) if calibration else None, str(grading_dir), identities, changed, prime_rows))
     try:
         for statuses, refusal in pool.imap_unordered(_grade_chunk, chunks):
             yield from statuses

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_assistant_eval.suites.calibration.cases.model import Task
-from pytest_assistant_eval.conversation.messages import ChatRequest, Message
+from pytest_assistant_eval.messages import ChatRequest, Message
 from pytest_assistant_eval.suites.calibration.user.scripted import UserReply
 
 REPLY_KEYS = ("message", "facts_disclosed", "approvals_given", "approvals_refused", "done")

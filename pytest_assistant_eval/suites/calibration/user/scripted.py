@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_assistant_eval.suites.calibration.cases.approvals import approval_covers, within_amount
 from pytest_assistant_eval.suites.calibration.cases.model import Approval, Matcher, Task, UserFact
-from pytest_assistant_eval.conversation.messages import Message
+from pytest_assistant_eval.messages import Message
 from pytest_assistant_eval.conversation.simulated_user import SimulatedUser, UserReply
 from pytest_assistant_eval.suites.calibration.user.proposals import outside_conditions, read_message
 from pytest_assistant_eval.suites.calibration.user.reply_checks import self_contradiction, wrong_fact_values

@@ -4,10 +4,16 @@ One message shape for the whole harness: the loop, the records, the checkpoints 
 every wire-format module speak it. It must stay JSON round-trippable (``to_dict`` /
 ``from_dict``) because checkpoints restore it and must give the same request again,
 byte for byte.
+
+It sits among the shared values (issue 32): the conversation drives the providers, and the
+providers, the judge, the suites and the agents all speak these messages, so what both sides
+need lives below both. ``estimate_tokens`` is here for the same reason: the conversation
+compacts by it and the providers' per-request quota (S4.9) is taken by it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -169,3 +175,23 @@ class ChatResponse:
     stop_reason: StopReason
     usage: Usage = field(default_factory=Usage)
     provider: dict[str, Any] = field(default_factory=dict)  # e.g. response id, model as served
+
+
+# -- a request's size (the conversation's compaction and the providers' quota, S4.9) ----------
+def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) -> int:
+    """A deterministic estimate (4 characters a token) used for compaction decisions."""
+    chars = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
+    chars += sum(_definition_chars(t) for t in tools)
+    return chars // 4 + 4 * len(messages)
+
+
+_DEFINITION_CHARS: dict[int, tuple[Any, int]] = {}
+
+
+def _definition_chars(tool: ToolDefinition) -> int:
+    """A tool definition's length, serialised once per definition: a level's definitions live as
+    long as the process, and the estimate is taken three times per request (issue 15)."""
+    known = _DEFINITION_CHARS.get(id(tool))
+    if known is None or known[0] is not tool:
+        known = _DEFINITION_CHARS[id(tool)] = (tool, len(json.dumps(tool.to_dict())))
+    return known[1]
