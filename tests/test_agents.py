@@ -135,6 +135,16 @@ def test_an_agent_whose_turn_hangs_ends_at_the_request_deadline_and_its_late_cal
         assert [e["tool"] for e in record["service_log"]] == ["list_cards"]
 
 
+def test_an_async_agent_whose_turn_hangs_is_cancelled_at_the_deadline(world_dir, tmp_path):
+    out = tmp_path / "hangs-async"
+    result = _run(world_dir, out, "agent:careless_agent:make_hanging_async", TEST_AGENTS, "--levels", "basic",
+                  "--repeats", "1", "-k", "T01", "--request-deadline", "1")
+    assert result.ret == 0, console(result)
+    record = records(out)["T01__basic__r1"]
+    assert record["stop_reason"] == "agent_error" and "took longer than 1 s" in record["agent"]["error"]
+    assert [e["tool"] for e in record["service_log"]] == ["list_cards"]
+
+
 def test_a_bad_factory_is_a_usage_error_before_any_cell(world_dir, tmp_path):
     result = _run(world_dir, tmp_path / "bad", "agent:careless_agent:no_such_factory", TEST_AGENTS, *PAIR)
     assert result.ret != 0

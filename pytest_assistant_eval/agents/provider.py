@@ -130,31 +130,34 @@ class AgentProvider:
         result = fn(*args)
         return self._await(result) if inspect.isawaitable(result) else result
 
-    def _await(self, awaitable: Any) -> Any:
+    def _await(self, awaitable: Any, timeout: float | None = None) -> Any:
         """Await in the cell's one driver task: an async context the agent enters in one turn (an MCP
-        session) and leaves in ``close`` is entered and left in the same task, as anyio requires."""
+        session) and leaves in ``close`` is entered and left in the same task, as anyio requires
+        (so the deadline is ``asyncio.timeout`` inside that task, never ``wait_for``'s task of its own)."""
         if self.loop is None:
             self.loop = asyncio.new_event_loop()
             self.queue: asyncio.Queue[Any] = asyncio.Queue()
             self.driver = self.loop.create_task(self._drive())
         done = self.loop.create_future()
-        self.queue.put_nowait((awaitable, done))
+        self.queue.put_nowait((awaitable, done, timeout))
         return self.loop.run_until_complete(done)
 
     async def _drive(self) -> None:
         while True:
-            awaitable, done = await self.queue.get()
+            awaitable, done, timeout = await self.queue.get()
             if awaitable is None:
                 return
             try:
-                done.set_result(await awaitable)
+                async with asyncio.timeout(timeout):
+                    value = await awaitable
+                done.set_result(value)
             except (Exception, SystemExit) as exc:
                 done.set_exception(exc)
 
     def _close_loop(self) -> None:
         if self.loop is None:
             return
-        self.queue.put_nowait((None, None))
+        self.queue.put_nowait((None, None, None))
         self.loop.run_until_complete(self.driver)
         self.loop.close()
 
@@ -212,8 +215,8 @@ class AgentProvider:
             return value
         left = max(self.deadline - (time.monotonic() - started), 0.001)
         try:
-            return self._await(asyncio.wait_for(value, left))
-        except asyncio.TimeoutError:
+            return self._await(value, left)
+        except TimeoutError:
             raise AgentTimeout(self._late()) from None
 
     def _late(self) -> str:

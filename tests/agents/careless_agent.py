@@ -77,3 +77,21 @@ class CarelessAgent:
 
 def make_agent(cell: Any) -> CarelessAgent:
     return CarelessAgent(cell)
+
+
+class HangingAsyncAgent:
+    """``async def turn`` that never returns: the deadline must cancel it on the cell's loop."""
+
+    def __init__(self, cell: Any) -> None:
+        self.cell = cell
+
+    async def turn(self, message: str) -> str:
+        import asyncio
+
+        self.cell.call_tool("list_cards", {})
+        await asyncio.sleep(3600)
+        return "never"
+
+
+def make_hanging_async(cell: Any) -> HangingAsyncAgent:
+    return HangingAsyncAgent(cell)
