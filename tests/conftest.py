@@ -28,3 +28,37 @@ def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     return build_world(tmp_path_factory.mktemp("world"), CALIBRATION / "world")
+
+
+#: Test files holding the suite's longest tests, longest first (from ``pytest -n 2 --durations``;
+#: issue 32, test-suite speed). They run first: xdist hands out the queue in order, so a long
+#: test started last would keep one worker busy after the other has finished. Whole files move,
+#: in their own order, so each worker still builds a file's module fixtures once.
+SLOW_FIRST = (
+    "test_readme.py",           # 114 s alone (444 s on a loaded machine): every README block in a fresh copy
+    "test_demo_matrix.py",      # the demo at -n 2, once for the module
+    "test_secret_scan.py",
+    "test_crash_resume.py",
+    "test_plugin_cells.py",     # runs at 0 and 2 workers, once for the module
+    "test_no_key_leaks.py",
+    "test_report.py",
+    "test_owner_messages.py",
+    "test_agentdojo_session.py",
+    "test_agentdojo_pytest.py",
+    "test_agentdojo.py",
+    "test_agentdojo_settings.py",
+    "test_progress_terminal.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Hand tests to the two workers a few at a time, not a quarter of the suite at once: with the
+    # long files first, a worker that draws one gets no long queue of others behind it.
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 4

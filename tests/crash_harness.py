@@ -84,9 +84,37 @@ def reference_run(world: Path, out: Path, fake: Any, calibration: Path) -> dict[
     return found
 
 
+def wait_for_moment(proc: subprocess.Popen[bytes], fake: Any, rng: random.Random, window: tuple[float, float],
+                    after_request: float | None) -> int | None:
+    """Wait for the moment to kill ``proc``; its exit code if it ended first, else None.
+
+    Without ``after_request`` the moment is a time since the launch drawn from ``window``. With it,
+    half the launches are killed that way and half just after a request: the server's first request
+    from this launch plus a time drawn from ``(0, after_request)``. A kill timed from the launch alone
+    lands in the start-up whenever the machine is loaded; one timed from a request lands mid-run
+    whatever the load, and the run it kills has made progress for the next resume to keep."""
+    if after_request is None or rng.random() < 0.5:
+        try:
+            return proc.wait(timeout=rng.uniform(*window))
+        except subprocess.TimeoutExpired:
+            return None
+    extra, sent = rng.uniform(0.0, after_request), len(fake.requests)
+    while len(fake.requests) == sent:
+        try:
+            return proc.wait(timeout=0.005)
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        return proc.wait(timeout=extra)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def crash_cycle(world: Path, out: Path, fake: Any, calibration: Path, reference: dict[str, dict[str, Any]],
-                rng: random.Random, *, max_kills: int, window: tuple[float, float]) -> CycleResult:
-    """One folder: kill and resume until the run finishes; then compare and count."""
+                rng: random.Random, *, max_kills: int, window: tuple[float, float],
+                after_request: float | None = None) -> CycleResult:
+    """One folder: kill and resume until the run finishes; then compare and count
+    (``wait_for_moment`` says when a kill lands)."""
     result = CycleResult()
     before = len(fake.requests)
     while True:
@@ -95,10 +123,12 @@ def crash_cycle(world: Path, out: Path, fake: Any, calibration: Path, reference:
             proc = subprocess.Popen(run_argv(world, out, fake.url, calibration), env=environment(),
                                     stdout=handle, stderr=subprocess.STDOUT)
         result.runs += 1
-        delay = rng.uniform(*window)
         try:
-            code = proc.wait(timeout=delay if result.kills < max_kills else 300)
+            code = proc.wait(timeout=300) if result.kills >= max_kills else wait_for_moment(
+                proc, fake, rng, window, after_request)
         except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             result.kills += 1
