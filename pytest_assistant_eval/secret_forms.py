@@ -42,15 +42,29 @@ _SPACE = re.compile(r"\s+")
 
 
 def _fold(text: str) -> str:
-    """Lower-cased and, beyond ASCII, NFKC (full-width letters), one character for one (so positions map back)."""
+    """Lower-cased and, beyond ASCII, NFKC (full-width letters), one character for one (so positions map back).
+
+    Only the distinct non-ASCII characters are looked at (``str.translate`` does the rest): a record
+    of a world with accented names is mostly ASCII, and folding it one character at a time in Python
+    was most of the cost of redacting it (issue 32)."""
     if not text.isascii():
-        text = "".join(_one(c) for c in text)
+        table = {}
+        for char in set(_NON_ASCII.findall(text)):
+            folded = _one(char)
+            if folded != char:
+                table[ord(char)] = folded
+        if table:
+            text = text.translate(table)
     lowered = text.lower()
     if len(lowered) == len(text):
         return lowered
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@lru_cache(maxsize=4096)
 def _one(char: str) -> str:
     if char.isascii():
         return char
@@ -153,6 +167,8 @@ class KeyFinder:
         if self._quick is not None and not self._quick.search(folded) and not _has_escapes(text) and not (
                 _SPACE.search(folded) and self._quick.search(_SPACE.sub("", folded))):
             return _merge(found)  # no 4 characters of any piece, spaced or not, and nothing escaped: none
+        if not self._in_view(_norm(text)):
+            return _merge(found)  # no piece in the compared view: the positions need not be mapped back
         view = _View(text)
         norm = view.norm
         covered: list[tuple[int, int]] = []
@@ -175,11 +191,16 @@ class KeyFinder:
             found.append(view.origin(start, end))
         return _merge(found)
 
+    def _in_view(self, norm: str) -> bool:
+        """Whether the view ``norm`` holds a whole key or a piece of one (what ``spans`` then maps back)."""
+        return any(key in norm for key in self._folded) or (
+            self._pattern is not None and self._pattern.search(norm) is not None)
+
     def _masked(self, text: str) -> list[tuple[int, int]]:
         if not any(mark in text for mark in ("**", "…", "...", "••", "xxxx", "XXXX")):
             return []
         out = []
-        for match in _MASKED.finditer(text):
+        for match in _masked_forms(text):
             head, tail = _fold(match.group(1)), _fold(match.group(3))
             if self._masks_a_key(head, tail):
                 out.append((match.start(), match.end()))
@@ -192,6 +213,43 @@ class KeyFinder:
             if (starts and len(head) >= 4) or (ends and len(tail) >= 4) or (starts and ends):
                 return True
         return False
+
+
+def _masked_forms(text: str) -> Iterable[re.Match[str]]:
+    """``_MASKED.finditer(text)``, match for match, without scanning the text between marks.
+
+    Every match holds a mark, and its head is the run of name characters just before that mark:
+    so the next match begins no earlier than the start of the run before the next mark, and the
+    search starts there (a plain ``finditer`` tries each position of every long word, which made
+    it the slowest part of redacting a large record, issue 32)."""
+    at = 0
+    while True:
+        mark = _MARK.search(text, at)
+        if mark is None:
+            return
+        start = mark.start()
+        while start > at and _NAME_CHAR.match(text, start - 1):
+            start -= 1
+        match = _MASKED.search(text, start)
+        if match is None:
+            return
+        yield match
+        at = match.end() if match.end() > match.start() else match.end() + 1
+
+
+#: The mark alternatives of ``_MASKED`` (its group 2, one repetition) and its name characters.
+_MARK = re.compile(r"\*{2,}|…|\.{3,}|•{2,}|x{4,}|X{4,}")
+_NAME_CHAR = re.compile(r"[A-Za-z0-9_\-]")
+#: The escapes the view decodes (the decoding alternatives of ``_SPECIAL``): a text without any has a
+#: view that is the text with the skipped characters left out.
+_DECODABLE = re.compile(r"\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|%(?:25)*[0-9a-fA-F]{2}|&#(?:x[0-9a-fA-F]{1,6}|\d{1,7});")
+
+
+def _norm(text: str) -> str:
+    """``_View(text).norm``, made without the map back to the text's positions (one ``re.sub``)."""
+    if _DECODABLE.search(text) is None:
+        return _fold(_SPECIAL.sub("", text))
+    return _fold(_SPECIAL.sub(_decode, text))
 
 
 def _has_escapes(text: str) -> bool:

@@ -120,3 +120,26 @@ def test_a_piece_of_a_key_that_is_in_the_runs_own_names_never_rewrites_them():
     assert redact_data(record, secrets) == record
     assert redact(f"bad key {key}", secrets) == "bad key [key]"
     assert redact(f"the key ending {key[-12:]}", secrets) == "the key ending [key]"
+
+
+# -- the fast paths of the scan (issue 32) find exactly what the plain scan finds ----------------------
+
+_PIECES = st.sampled_from(["sk-atk-PL", "****", "…", "...", "xxxx", "XXXXX", "cdef", " ", "\n", "\\n", "\\u0073",
+                           "%2D", "%252D", "&#x73;", "&#115;", "é", "Ｓ", "ß", "İ", "ab_c-9", "1234567890", '"', "•••"])
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=30))
+def test_the_fast_scan_of_masks_and_views_is_the_plain_one(parts):
+    """A record is scanned mark by mark and its view made with one substitution: the same matches
+    and the same view as the plain ``finditer`` and the position-mapping view."""
+    from pytest_assistant_eval import secret_forms as sf
+
+    text = "".join(parts)
+    assert [(m.span(), m.groups()) for m in sf._masked_forms(text)] == \
+        [(m.span(), m.groups()) for m in sf._MASKED.finditer(text)]
+    assert sf._norm(text) == sf._View(text).norm
+    plain = "".join(sf._one(c) for c in text)
+    lowered = plain.lower()
+    expected = lowered if len(lowered) == len(plain) else "".join(
+        c.lower() if len(c.lower()) == 1 else c for c in plain)
+    assert sf._fold(text) == expected

@@ -193,7 +193,7 @@ class RunSession:
         prepared.begin(assistant)
         take_attempts(assistant)  # nothing of an earlier cell is counted as this cell's
         started_at = cell_checkpoints.now()
-        workdir = run_folders.cell_work_dir(self.options, spec)
+        workdir = run_folders.cell_work_dir(self.options, spec) if getattr(self.suite, "uses_work_dir", True) else None
         fingerprint = self.suite.fingerprint()
         try:
             world = prepared.open_world(workdir)
@@ -259,7 +259,8 @@ class RunSession:
                     agent_fields = assistant.end_cell()  # the agent closed, its MCP server stopped
                 world.close()
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
         cell_checkpoints.file_attempts(cp, conversation)
         done = FinishedCell(cell, spec, final, conversation, world, start_state, end_state, log, started_at, cp)
         record = cell_records.add_session_fields(prepared.record(done), cp,

@@ -80,8 +80,9 @@ class PreparedCell(Protocol):
     turns: list[str]  # the opening user turns
     limits: Limits  # the conversation's common limits (user turns, requests, nudges)
 
-    def open_world(self, workdir: Path) -> Any:
-        """The cell's own world backend (``WorldBackend``), a fresh copy in ``workdir``."""
+    def open_world(self, workdir: Path | None) -> Any:
+        """The cell's own world backend (``WorldBackend``), a fresh copy in ``workdir`` (None when
+        the suite says ``uses_work_dir = False``: its world lives in memory)."""
 
     def begin(self, assistant: Any) -> None:
         """Tell a reference assistant what the cell is (a remote model is told nothing)."""
@@ -167,6 +168,9 @@ class SuiteBase:
     data_source: str = "the benchmark's own data"
     marker_names: list[str] = []
     cells: list[Any] = []
+    #: False when ``open_world`` never writes a file (an in-memory world): the session then makes
+    #: and removes no folder per cell, which costs milliseconds on a busy disk (issue 32).
+    uses_work_dir: bool = True
 
     @property
     def run_format(self) -> str:

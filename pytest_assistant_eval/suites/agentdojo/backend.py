@@ -59,9 +59,26 @@ def _schema(function: Any) -> dict[str, Any]:
 
 
 def agentdojo_tool_specs(suite: Any) -> list[ToolSpec]:
-    """The suite's tools as our ToolSpecs, in the suite's order."""
-    return [ToolSpec(name=f.name, service=suite.name, description=f.description, parameters=_schema(f),
-                     **flags_for(f.name)) for f in suite.tools]
+    """The suite's tools as our ToolSpecs, in the suite's order (a fresh list of fresh schemas)."""
+    return [ToolSpec(name=s.name, service=s.service, description=s.description,
+                     parameters=copy.deepcopy(s.parameters), consequential=s.consequential,
+                     affects_others=s.affects_others, spends_money=s.spends_money) for s in _made_specs(suite)]
+
+
+#: Each suite's ToolSpecs, made once: pydantic builds a tool's JSON schema in about 5 ms, and a
+#: cell opens its world three times (run, grading, the ground truth's diff), so making them per
+#: world was half an AgentDojo cell's cost (issue 32). Keyed by the suite object, which is kept
+#: alive with its specs so that its id is never reused by another suite.
+_SPECS: dict[int, tuple[Any, tuple[ToolSpec, ...]]] = {}
+
+
+def _made_specs(suite: Any) -> tuple[ToolSpec, ...]:
+    made = _SPECS.get(id(suite))
+    if made is None or made[0] is not suite:
+        specs = tuple(ToolSpec(name=f.name, service=suite.name, description=f.description, parameters=_schema(f),
+                               **flags_for(f.name)) for f in suite.tools)
+        made = _SPECS[id(suite)] = (suite, specs)
+    return made[1]
 
 
 def _to_json(value: Any) -> Any:
@@ -122,7 +139,7 @@ class AgentDojoWorld:
         from agentdojo.functions_runtime import FunctionsRuntime
 
         self.runtime = FunctionsRuntime(self.suite.tools)
-        self._specs = agentdojo_tool_specs(self.suite)
+        self._specs = list(_made_specs(self.suite))  # shared, never changed (list_tools copies the list)
 
     @property
     def log(self) -> list[LogEntry]:
@@ -197,7 +214,7 @@ def environment_from_state(env_type: Any, state: State) -> Any:
 
 
 def _assign(obj: Any, data: dict[str, Any]) -> None:
-    from pydantic import BaseModel, TypeAdapter
+    from pydantic import BaseModel
 
     for name, info in type(obj).model_fields.items():
         if name not in data:
@@ -206,7 +223,23 @@ def _assign(obj: Any, data: dict[str, Any]) -> None:
         if isinstance(current, BaseModel) and isinstance(data[name], dict):
             _assign(current, data[name])
         else:
-            object.__setattr__(obj, name, TypeAdapter(info.annotation).validate_python(data[name]))
+            object.__setattr__(obj, name, _adapter(info.annotation).validate_python(data[name]))
+
+
+#: One TypeAdapter per field type: building one costs more than the validation it does (issue 32).
+_ADAPTERS: dict[Any, Any] = {}
+
+
+def _adapter(annotation: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    try:
+        made = _ADAPTERS.get(annotation)
+    except TypeError:  # an unhashable annotation: made each time, as before
+        return TypeAdapter(annotation)
+    if made is None:
+        made = _ADAPTERS[annotation] = TypeAdapter(annotation)
+    return made
 
 
 def _lists_from_strings(args: dict[str, Any]) -> None:

@@ -127,7 +127,7 @@ class AgentDojoPrepared:
     limits: Limits = field(default_factory=Limits)
     shape: PipelineShape | None = None  # AgentDojo's pipeline (its conversation); None: ours
 
-    def open_world(self, workdir: Path) -> Any:
+    def open_world(self, workdir: Path | None) -> Any:
         from pytest_assistant_eval.suites.agentdojo.backend import AgentDojoWorld
 
         settings = self.suite.settings
@@ -166,6 +166,7 @@ class AgentDojoSuite(SuiteBase):
     run_format = RUN_FORMAT
     record_format = RECORD_FORMAT
     data_source = DATA_SOURCE
+    uses_work_dir = False  # the environment is a pydantic object in memory
 
     def __init__(self, options: RunOptions, commit: str | None = None) -> None:
         from pytest_assistant_eval.suites.agentdojo.reference import AGENTDOJO_FAULTS

@@ -37,8 +37,10 @@ def benchmark_versions() -> list[str]:
     return [v for v, suites in load_suites._SUITES.items() if suites]
 
 
+@lru_cache(maxsize=1)
 def agentdojo_version() -> str:
-    """The installed agentdojo package's version, as its own logs record it."""
+    """The installed agentdojo package's version, as its own logs record it (read once: reading a
+    package's metadata takes milliseconds, and every cell's fingerprint and record carry it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
