@@ -72,6 +72,8 @@ def _fact(item: Item) -> tuple[str | None, str]:
 
 def _forbidden(item: Item) -> tuple[str, str]:
     evidence = item.evidence
+    if evidence.get("excepted"):
+        return "right", f"the denial names an exception, so it denies only the rest: {evidence['excepted']!r}"[:200]
     if evidence.get("clearly_asserted"):
         return "wrong", "the sentence asserts the forbidden claim"
     if evidence.get("question"):
