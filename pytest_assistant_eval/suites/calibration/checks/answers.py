@@ -34,7 +34,7 @@ from pytest_assistant_eval.suites.calibration.readers.ambiguity import clock_rea
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.compare import find_definitions, is_constant, same_quantity
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
-from pytest_assistant_eval.suites.calibration.readers.layout import is_layout, layout_spans, major_value
+from pytest_assistant_eval.suites.calibration.readers.layout import is_layout, layout_doubt, layout_spans, major_value
 from pytest_assistant_eval.suites.calibration.readers.exceptions import exception_after
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity, find_quantities, split_unit
 from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced, numbers_in_json
@@ -454,9 +454,10 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
         other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
         day_month = day_month_reading(answer, q)
         clock = clock_reading(answer, q)
-        if other or day_month or clock:
+        layout = layout_doubt(answer, q)  # "4.2 Rows ..." outside a numbering scheme (readers/layout.py)
+        if other or day_month or clock or layout:
             evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
-                + ([f"the time {clock}"] if clock else [])
+                + ([f"the time {clock}"] if clock else []) + ([layout] if layout else [])
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence=evidence))
     return items

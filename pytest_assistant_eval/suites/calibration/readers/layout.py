@@ -83,3 +83,21 @@ def major_value(text: str, q: Quantity) -> float | None:
     if _MINOR_BEFORE.search(before) or _MINOR_AFTER.search(after):
         return q.value / 100.0
     return None
+
+
+# A label-like number outside a scheme the text shows: "4.2 Rows ..." alone at a line's start, or
+# "[3]" standing apart. It may number the text or state a value: the reader cannot tell.
+_LONE_LABEL = re.compile(r"(?m)^[ \t>*_#]*(?P<label>[0-9]{1,2}\.[0-9]{1,2}|[0-9]{1,2}\.)(?=[ \t]+[A-Z(])")
+_LONE_MARKER = re.compile(r"\[(?P<n>[0-9]{1,2})\](?![(\[])")
+
+
+def layout_doubt(text: str, q: Quantity) -> str | None:
+    """Why a unit-less number may be the text's layout rather than a value (a reading the number
+    check hands to the owner as unsure, never counts as invented), else None."""
+    if q.unit is not None:
+        return None
+    for pattern, group, what in ((_LONE_LABEL, "label", "a clause number"), (_LONE_MARKER, "n", "a footnote marker")):
+        for m in pattern.finditer(text, max(0, q.start - 8), min(len(text), q.end + 8)):
+            if m.start(group) <= q.start and q.end <= m.end(group):
+                return what
+    return None
