@@ -14,7 +14,8 @@ be shown: the items with their evidence. The checks settle only what they prove 
   definitions and earlier answers were already accepted by the checks; **unsure** when its
   digits read another way the conversation gave ("2.500" for 2500, "20.03." for 20 March);
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
-  it is negated ("so that address won't reach her any more"), asked or only supposed;
+  it is negated ("so that address won't reach her any more"), asked or only supposed, or the
+  denial names its exception ("no clash besides the Forum block", ``excepted``, issue 30);
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``;
 - ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
