@@ -159,6 +159,12 @@ def test_a_denial_naming_its_exception_does_not_assert_the_forbidden_claim() -> 
     assert item.evidence["excepted"] == "the all-days Forum block" and judged[item.id]["verdict"] == "right"
 
 
+def test_a_denial_whose_exception_names_no_record_is_unsure() -> None:
+    items, _, judged, _ = grade(key(forbidden=NO_CLASH), "Thu 2 Apr 17:30 has no clash beyond the usual travel time.")
+    item = next(i for i in items if i.kind == "forbidden")
+    assert item.evidence["excepted"] and judged[item.id].get("unsure")  # the cell waits for the owner
+
+
 def test_a_bare_denial_is_still_the_forbidden_claim() -> None:
     items, _, judged, _ = grade(key(forbidden=NO_CLASH), "Thu 2 Apr 17:30 has no clash at all.")
     item = next(i for i in items if i.kind == "forbidden")

@@ -43,6 +43,7 @@ from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.user_replies import rules_verdict
+from pytest_assistant_eval.suites.calibration.readers.exceptions import names_an_event
 
 JUDGE_ID = "scripted:rules"
 UNSURE = None  # the rules' "I cannot tell": no verdict, the owner decides
@@ -71,10 +72,12 @@ def _fact(item: Item) -> tuple[str | None, str]:
     return "missing", "the value is not stated"
 
 
-def _forbidden(item: Item) -> tuple[str, str]:
+def _forbidden(item: Item) -> tuple[str | None, str]:
     evidence = item.evidence
     if evidence.get("excepted"):
-        return "right", f"the denial names an exception, so it denies only the rest: {evidence['excepted']!r}"[:200]
+        if names_an_event(evidence["excepted"]):
+            return "right", f"the denial names an exception, so it denies only the rest: {evidence['excepted']!r}"[:200]
+        return UNSURE, f"the denial names an exception that is no record: {evidence['excepted']!r}"[:200]
     if evidence.get("clearly_asserted"):
         return "wrong", "the sentence asserts the forbidden claim"
     if evidence.get("question"):
