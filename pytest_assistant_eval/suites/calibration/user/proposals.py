@@ -10,7 +10,7 @@ a proposal outside the conditions.
 
 It reads text only; it never decides what the user says.
 
-Size: over the limit (534 lines; issue 30 added the amount matchers to `_compare`), because one reading (what a message asks, and of which approval)
+Size: over the limit (537 lines; issue 30 added the amount matchers to `_compare`, its third round the JSON reading from `user/layouts.py`), because one reading (what a message asks, and of which approval)
 needs its date, time and amount readers side by side; the proposal's date and time finders
 (`dates_in`, `_times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
 """
