@@ -62,7 +62,7 @@ def _context(out: Path) -> tuple[Context, Any, Any]:
 def export(out: Path, seed: int, sources: tuple[str, ...] = ()) -> int:
     out.mkdir(parents=True, exist_ok=True)
     ctx, cases, levels = _context(out)
-    names = [n for n in _cells() if not sources or n.split("-")[0] in sources]  # --sources s10,s11,s12
+    names = [n for n in _cells() if not sources or n.split("-")[0] in sources]  # --sources s13,s14,s15
     random.Random(seed).shuffle(names)
     mapping: dict[str, str] = {}
     written = 0
@@ -92,6 +92,12 @@ def _fresh(name: str) -> bool:
     return is_fresh(name)
 
 
+def _looked_at(name: str) -> bool:
+    from test_corpus import is_looked_at
+
+    return is_looked_at(name)
+
+
 def score(out: Path) -> int:
     ctx, cases, levels = _context(out)
     labels = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
@@ -119,7 +125,8 @@ def score(out: Path) -> int:
             contested_cells += 1
         got = result["outcome"] if state in ("parsed", "no request") else "waiting"
         want = labels[name]["outcome"]
-        part = "fresh held out" if _fresh(name) else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
+        part = "fresh held out" if _fresh(name) else "s10-s12, looked at" if _looked_at(name) \
+            else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
         row = rows.setdefault(part, {"cells": 0, "agree": 0, "deferred": 0, "false_pass": 0})
         row["cells"] += 1
         if got == want:
@@ -128,9 +135,9 @@ def score(out: Path) -> int:
             row["deferred"] += 1
         else:
             row["false_pass"] += got in ("answered", "pass") and want not in ("answered", "pass")
-            if part not in ("held out", "fresh held out"):
+            if part not in ("held out", "s10-s12, looked at", "fresh held out"):
                 lines.append(f"  #{n} {name}: judge path {got}, label {want}")
-    for part in ("older styles", "new styles, tuned", "held out", "fresh held out"):
+    for part in ("older styles", "new styles, tuned", "held out", "s10-s12, looked at", "fresh held out"):
         r = rows.get(part)
         if r:
             print(f"{part}: {r['agree']}/{r['cells']} agree ({r['agree'] / r['cells']:.1%}), {r['deferred']} waiting, "
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("export")
     p.add_argument("out", type=Path)
     p.add_argument("--seed", type=int, default=int(hashlib.sha256(b"judge-corpus").hexdigest()[:8], 16))
-    p.add_argument("--sources", default="", help="only these sources' cells, comma-separated (e.g. s10,s11,s12)")
+    p.add_argument("--sources", default="", help="only these sources' cells, comma-separated (e.g. s13,s14,s15)")
     p = sub.add_parser("score")
     p.add_argument("out", type=Path)
     args = parser.parse_args(argv)

@@ -34,6 +34,8 @@ from pytest_assistant_eval.suites.calibration.readers.ambiguity import clock_rea
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.compare import find_definitions, is_constant, same_quantity
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
+from pytest_assistant_eval.suites.calibration.readers.layout import is_layout, layout_doubt, layout_spans, major_value
+from pytest_assistant_eval.suites.calibration.readers.exceptions import exception_after
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity, find_quantities, split_unit
 from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced, numbers_in_json
 from pytest_assistant_eval.suites.calibration.readers.units import UNITS
@@ -263,14 +265,17 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
                 return settle(item, "right")
         return item
     asked = [q for q in quantities if q.unit == unit and per in (None, q.per)]
+    # "uses 9.8 MWh a year": the key's own statement says what the value is per (issue 30).
+    own_per = statement_per(fact.statement, value, unit) if per is None else None
     for q in quantities:
-        if q.unit is not None and same_quantity(q, (value, unit)) and per is None and q.per is not None:
+        if q.unit is not None and same_quantity(q, (value, unit)) and per is None and q.per is not None \
+                and q.per != own_per:
             # A per-unit value for a total ("288.00 EUR a night" for a four-night total): a mismatch.
             item.evidence.setdefault("per_mismatch", []).append(q.text)
             item.evidence.setdefault("values_at", []).append(q.start)
             item.evidence.setdefault("values_of_the_kind", []).append(q.text)
     for q in quantities:
-        if q.unit is not None and same_quantity(q, (value, unit)) and per == q.per:
+        if q.unit is not None and same_quantity(q, (value, unit)) and (per == q.per or (own_per and q.per == own_per)):
             if q.unit != unit and asked and not any(same_quantity(a, (value, unit)) for a in asked):
                 # The right amount only as the source states it ("1,500 MB"), and another in the
                 # fact's own unit ("so 15 GB"): the conclusion is the answer, and it is wrong.
@@ -331,6 +336,12 @@ def _quantity_fact(item: Item, fact: Fact, expected: tuple[float, str | None, st
     item.evidence["values_at"] = [q.start for q in same_kind] + [
         q.start for q in quantities if q.text in item.evidence.get("per_mismatch", []) and q not in same_kind]
     return item
+
+
+def statement_per(statement: str, value: float, unit: str) -> str | None:
+    """What the key's statement says its value is per ("9.8 MWh a year" -> "year"), else None."""
+    return next((q.per for q in find_quantities(statement)
+                 if q.per is not None and q.unit is not None and same_quantity(q, (value, unit))), None)
 
 
 def _wrong_prefix(quantities: list[Quantity], value: float, unit: str) -> list[str]:
@@ -434,15 +445,19 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
             continue  # the result of a calculation the answer shows
         if _implied(q, operands) or is_sourced(q, spans_of_days):
             continue  # 1,500 − 1,457 left unwritten; 4 nights from "1 April to 5 April"
+        major = major_value(answer, q)
+        if major is not None and is_sourced(replace(q, value=major, decimals=2), sources):
+            continue  # "amount_cents: 28800" is the 288.00 EUR a tool gave (readers/layout.py)
         evidence: dict[str, Any] = {"number": q.text, "context": _context(answer, q.start, q.end)}
         # Digits that read another way (issue 30): "2.500" is 2500 in a continental answer,
         # "20.03." is the 20th of March. Sourced in that reading, it is no invented number.
         other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
         day_month = day_month_reading(answer, q)
         clock = clock_reading(answer, q)
-        if other or day_month or clock:
+        layout = layout_doubt(answer, q)  # "4.2 Rows ..." outside a numbering scheme (readers/layout.py)
+        if other or day_month or clock or layout:
             evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
-                + ([f"the time {clock}"] if clock else [])
+                + ([f"the time {clock}"] if clock else []) + ([layout] if layout else [])
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence=evidence))
     return items
@@ -522,12 +537,15 @@ def forbidden_items(answer: str, forbidden: Sequence[ForbiddenClaim]) -> list[It
     for k, claim in enumerate(forbidden):
         for m in re.finditer(claim.pattern, answer, re.I):
             stance = claim_stance(answer, m.start(), m.end(), claim.pattern)
+            # "no clash besides the Forum block" names what there is: it denies the rest only (issue 30).
+            excepted = exception_after(answer, m.end())
             items.append(Item(
                 id=f"forbidden:{k}:{m.start()}", kind="forbidden",
                 text=f"a forbidden claim ({claim.why}): {stance.sentence!r}", allowed=("right", "wrong"),
                 evidence={"pattern": claim.pattern, "sentence": stance.sentence, "negated": stance.negated,
                           "question": stance.question, "conditional": stance.conditional,
-                          "clearly_asserted": stance.asserted}))
+                          "clearly_asserted": stance.asserted and excepted is None,
+                          **({"excepted": excepted} if excepted else {})}))
     return items
 
 
@@ -573,7 +591,9 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
         flags.no_answer = True
         return [], flags
     flags.escalated = has_escalation(answer, escalation_sentence)
-    quantities = find_quantities(answer)
+    # Clause numbers and footnote markers number the text; they state no value (readers/layout.py).
+    layout = layout_spans(answer)
+    quantities = [q for q in find_quantities(answer) if not is_layout(q, layout)]
     mentions = find_dates(answer)
     items: list[Item] = []
     if not flags.escalated:

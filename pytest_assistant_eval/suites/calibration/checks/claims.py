@@ -139,7 +139,10 @@ _NO_CLASH = re.compile(
     r"\b(?:nothing|no\s+other\s+\w+|no\s+events?)\s+(?:else\s+)?(?:\w+\s+){0,3}?(?:clash|conflict|overlap|collide)"
     r"|\bno\s+(?:\w+\s+)?(?:clash|conflict|overlap)s?\b"
     r"|\b(?:doesn't|does\s+not|won't|will\s+not|don't|do\s+not)\s+(?:\w+\s+)?(?:clash|conflict|overlap|collide)"
-    r"|\bnothing\s+(?:else\s+)?(?:is\s+)?(?:booked|scheduled|planned|in\s+(?:the|your)\s+calendar)"
+    # "nothing else is booked then"; a bare "nothing booked" beside "no cards shared" denies an action (issue 30)
+    r"|\bnothing\s+(?:else\s+(?:is\s+|was\s+)?|is\s+|was\s+)(?:booked|scheduled|planned)"
+    r"|\bnothing\s+(?:booked|scheduled|planned)\s+(?:then|at\s+that\s+time|that\s+(?:day|slot|time|evening|morning|afternoon))\b"
+    r"|\bnothing\s+(?:else\s+)?(?:is\s+)?in\s+(?:the|your)\s+calendar"
     r"|\b(?:calendar|slot|time|you)\s+(?:is|are)\s+(?:completely\s+|entirely\s+)?(?:free|clear|open)\b",
     re.I)
 

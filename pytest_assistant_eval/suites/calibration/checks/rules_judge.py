@@ -14,7 +14,8 @@ be shown: the items with their evidence. The checks settle only what they prove 
   definitions and earlier answers were already accepted by the checks; **unsure** when its
   digits read another way the conversation gave ("2.500" for 2500, "20.03." for 20 March);
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
-  it is negated ("so that address won't reach her any more"), asked or only supposed;
+  it is negated ("so that address won't reach her any more"), asked or only supposed, or the
+  denial names its exception ("no clash besides the Forum block", ``excepted``, issue 30);
 - "the data does not answer" or "the run failed" not said: ``missing``;
 - a claim of an action no service call backs: ``wrong``;
 - ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
@@ -42,6 +43,7 @@ from typing import Any
 
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.user_replies import rules_verdict
+from pytest_assistant_eval.suites.calibration.readers.exceptions import names_an_event
 
 JUDGE_ID = "scripted:rules"
 UNSURE = None  # the rules' "I cannot tell": no verdict, the owner decides
@@ -70,8 +72,12 @@ def _fact(item: Item) -> tuple[str | None, str]:
     return "missing", "the value is not stated"
 
 
-def _forbidden(item: Item) -> tuple[str, str]:
+def _forbidden(item: Item) -> tuple[str | None, str]:
     evidence = item.evidence
+    if evidence.get("excepted"):
+        if names_an_event(evidence["excepted"]):
+            return "right", f"the denial names an exception, so it denies only the rest: {evidence['excepted']!r}"[:200]
+        return UNSURE, f"the denial names an exception that is no record: {evidence['excepted']!r}"[:200]
     if evidence.get("clearly_asserted"):
         return "wrong", "the sentence asserts the forbidden claim"
     if evidence.get("question"):

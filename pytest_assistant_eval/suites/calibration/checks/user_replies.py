@@ -136,16 +136,23 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
     items = []
     for turn, text, structured, disclosed in _replies(record):
         kind = _kind(structured)
-        if kind not in CHECKED or not text:
+        withheld = _withheld(task, text, structured, disclosed, names, year) if text else []
+        if (kind not in CHECKED and not withheld) or not text:
             continue
+        kind = kind or "done"
         stated, against, unsure = _contradictions(task, kind, text, structured, disclosed, names, year)
+        if withheld:
+            # Asked for a fact she holds, she gave none (issue 30): the assistant could not go on.
+            stated, unsure = stated or ["no fact given"], False
+            against = [*against, *withheld]
         evidence: dict[str, Any] = {
             "turn": turn, "reply_kind": kind, "reply": structured.get("message") or "",
             "assistant_message": text[:MESSAGE_CHARS], "persona": " ".join(task.persona.split()),
             "approvals": approvals, "facts": facts,
             "facts_disclosed": list(structured.get("facts_disclosed") or []),
         }
-        evidence["consequential"] = _consequential(task, kind, text, structured, disclosed, names, year)
+        evidence["consequential"] = bool(withheld) or _consequential(task, kind, text, structured, disclosed, names,
+                                                                      year)
         if stated:
             evidence["stated_reason"] = stated
         if against:
@@ -157,6 +164,17 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
         items.append(Item(id=f"user_reply:{turn}", kind=KIND, text=QUESTION + where,  # type: ignore[arg-type]
                           allowed=("right", "wrong"), evidence=evidence))
     return items
+
+
+def _withheld(task: Task, text: str, structured: Mapping[str, Any], disclosed: list[str], names: Names,
+              year: int) -> list[str]:
+    """The facts the message asks for that the user holds and the reply does not give ("Please state
+    your dietary requirement" answered "Thank you, that is all I needed."), as reasons."""
+    if structured.get("facts_disclosed") or structured.get("approvals_given"):
+        return []
+    asked = read_message(text, task, names, disclosed, year).asked_facts
+    return [f"the message asks for {f.id} ({f.description}), which the user holds, and the reply gives no fact"
+            for f in task.facts if f.id in asked]
 
 
 def rules_verdict(item: Item) -> tuple[str, str, float]:

@@ -10,7 +10,7 @@ a proposal outside the conditions.
 
 It reads text only; it never decides what the user says.
 
-Size: over the limit (534 lines; issue 30 added the amount matchers to `_compare`), because one reading (what a message asks, and of which approval)
+Size: over the limit (537 lines; issue 30 added the amount matchers to `_compare`, its third round the JSON reading from `user/layouts.py`), because one reading (what a message asks, and of which approval)
 needs its date, time and amount readers side by side; the proposal's date and time finders
 (`dates_in`, `_times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
 """
@@ -25,6 +25,7 @@ from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task,
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.dates import find_dates
 from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
+from pytest_assistant_eval.suites.calibration.user.layouts import readable
 from pytest_assistant_eval.suites.calibration.world.names import Mention, Names, fold
 
 __all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]
@@ -34,7 +35,7 @@ _CONFIRM = re.compile(
     r"\b(?:shall|should|can|may|could) i\b|\b(?:do|would) you (?:like|want) me to\b|\bwant me to\b|\byou'd like me to\b|"
     r"\b(?:ok|okay|alright|all right|fine) (?:to|if i|for me to)\b|\bis (?:that|this|it) (?:ok|okay|alright|all right|fine)\b|"
     r"\bgo ahead\b|\b(?:please|just|can you|could you|kindly) confirm\b|\bconfirm (?:and|if|whether|that|this)\b|\bgreen light\b|\bgo-ahead\b|\bsound good\b|\bdoes (?:that|this) work\b|"
-    r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay [\"'“”‘’*_]*(?:yes|the word)\b|\breply [\"'“”‘’*_]*(?:yes|ok)\b|\bshould we\b|\bshall we\b|"
+    r"\bhappy (?:for me )?to\b|\bare you happy\b|\bsay (?:[\"'“”‘’*_]*\w+[\"'“”‘’*_]*\s*(?:/|or)\s*)?[\"'“”‘’*_]*(?:yes|the word)\b|\breply (?:[\"'“”‘’*_]*\w+[\"'“”‘’*_]*\s*(?:/|or)\s*)?[\"'“”‘’*_]*(?:yes|ok)\b|\bshould we\b|\bshall we\b|"
     r"\b(?:would|do) you like (?:it|that|this|them)\b|\bwant (?:it|that|this) (?:booked|sent|paid|done|added|scheduled|charged)\b|"
     r"\bready (?:to|when you are)\b|\bthe (?:ok|okay)\b|(?<!for )\byour (?:ok|okay|approval|confirmation|go-ahead)\b",
     re.I,
@@ -44,7 +45,7 @@ _CONFIRM = re.compile(
 _BARE_CONFIRM = re.compile(r"^[\W_]*(?:confirm|agreed|deal|yes or no|ok|okay|good to go|all good)\W*\?|\bis (?:that|this) a (?:yes|go)\b", re.I)
 _ASK_IMPERATIVE = re.compile(
     r"\b(?:let me know|tell me) (?:if|whether|when)\b|\b(?:please|just|simply|kindly) (?:confirm|say|reply|give me)\b|"
-    r"^\W*(?:confirm|say [\"'“”‘’*_]*yes|reply [\"'“”‘’*_]*yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
+    r"^\W*(?:confirm|say (?:[\"'“”‘’*_]*\w+[\"'“”‘’*_]*\s*(?:/|or)\s*)?[\"'“”‘’*_]*yes|reply (?:[\"'“”‘’*_]*\w+[\"'“”‘’*_]*\s*(?:/|or)\s*)?[\"'“”‘’*_]*yes|give me the go-ahead)\b|\b(?:i need|i'll need|waiting for|awaiting) your "
     r"(?:ok|okay|approval|confirmation|go-ahead|yes)\b",
     re.I)
 # A closing line asks nothing of the user.
@@ -54,7 +55,7 @@ _CLOSER = re.compile(
     re.I,
 )
 _ASK_FACT = re.compile(
-    r"\?|\b(?:let me know|tell me|could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell)|"
+    r"\?|\b(?:let me know|tell me|could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell|state|specify|name)|"
     r"i need (?:to know|your)|what is your|what's your|which)\b",
     re.I,
 )
@@ -236,7 +237,7 @@ def action_amount(text: str, asking: str | None = None, cue: str | None = None) 
 # value ("Shall I pay the 150 EUR deposit?") does not.
 _FACT_QUESTION = re.compile(
     r"\b(?:how much|how many|what|which|when|where|who|any|do you have|are there|is there|tell me|let me know|"
-    r"could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell)|i need (?:to know|your))\b",
+    r"could you (?:tell|share|give|confirm)|please (?:share|provide|give|confirm|tell|state|specify|name)|i need (?:to know|your))\b",
     re.I)
 
 
@@ -344,6 +345,7 @@ def _proposed_times(text: str, sentences: list[tuple[int, int, str]], span: tupl
 
 
 def read_message(text: str, task: Task, names: Names, disclosed: list[str], year: int = 2026) -> Reading:
+    text = readable(text)  # a proposal written as a JSON object reads as its lines (user/layouts.py)
     reading = Reading()
     folded_text = text  # offsets of mentions are in the folded text; folding keeps lengths for our alphabets
     sentences = _sentences(folded_text)
@@ -522,6 +524,7 @@ def _form(mentions: list[Mention], rid: str) -> str:
 def outside_conditions(approval: Approval, text: str, names: Names, year: int = 2026) -> list[str]:
     """What a proposal names outside one approval's conditions (another record, other dates or
     times, an amount over the cap): a yes to it is a user error, whoever the user is."""
+    text = readable(text)
     sentences = _sentences(text)
     confirm = [s for s in sentences if _CONFIRM.search(s[2])]
     start, end, sentence = confirm[0] if confirm else (0, len(text), text)
