@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from pytest_assistant_eval.redact import redact
 from pytest_assistant_eval.secret import Secrets
 
@@ -134,10 +136,32 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+#: Every digit as 0, anything else as x: 19 zeros in a row are 19 digits, perhaps an integer beyond
+#: 64 bits, which orjson reads as a float (json as an int). (A regular expression took 4 ms a record.)
+_DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 120 for b in range(256))
+_LONG_DIGITS = b"0" * 19
+
+
+def loads_exact(raw: bytes) -> Any:
+    """``json.loads`` of UTF-8 bytes, the same values, at orjson's speed (issue 32: grade-ai parses
+    100,000 records of 35 KB; json took a fifth of its time).
+
+    orjson reads every JSON value as json does but two: an integer beyond 64 bits (a float to
+    orjson) and what it refuses (NaN, Infinity, 1e400, a lone surrogate, a byte-order mark);
+    those go to json itself, which also raises the error a caller reports.
+    """
+    if _LONG_DIGITS not in raw.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw.decode("utf-8"))
+
+
 def read_json(path: Path, expected_format: str | None = None) -> Any:
     """Read a JSON file, refusing one that does not parse or is of another format."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_exact(path.read_bytes())
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -76,3 +76,39 @@ def test_a_merge_key_in_a_world_fixture_is_refused_with_its_file_and_line(tmp_pa
     done = _cli("--calibration", source, "build", "--out", tmp_path / "w", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "contacts.yaml" in done.stderr and "merge key" in done.stderr, done.stderr
+
+
+def test_a_small_file_is_read_without_allocating_the_readers_limit(tmp_path):
+    """Issue 32: ``read(limit + 1)`` allocated 64 MB for each 5 KB case file (every command's peak memory)."""
+    import tracemalloc
+
+    from pytest_assistant_eval.input_files import TEXT_LIMIT
+
+    path = tmp_path / "case.yaml"
+    path.write_text("id: T01\n" * 700)
+    tracemalloc.start()
+    try:
+        text = read_input_text(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text == "id: T01\n" * 700
+    assert peak < TEXT_LIMIT // 16
+
+
+def test_a_file_that_grew_after_its_stat_is_read_whole_or_refused_past_the_limit(tmp_path, monkeypatch):
+    from pytest_assistant_eval import input_files
+
+    path = tmp_path / "grown.txt"
+    path.write_bytes(b"x" * 5000)
+    real_fstat = os.fstat
+
+    class Smaller:  # the stat of the file as it was before it grew to 5,000 bytes
+        def __init__(self, st):
+            self.st_mode, self.st_size = st.st_mode, 10
+
+    monkeypatch.setattr(input_files.os, "fstat", lambda fd: Smaller(real_fstat(fd)))
+    assert input_files.read_input_bytes(path) == b"x" * 5000
+    assert input_files.read_input_bytes(path, limit=5000) == b"x" * 5000
+    with pytest.raises(FileTooLarge):
+        input_files.read_input_bytes(path, limit=4999)

@@ -10,9 +10,11 @@ It only reads a state; it never opens a database and never decides a verdict.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,10 +87,30 @@ class Names:
     def of(cls, state: dict[str, list[dict[str, Any]]]) -> Names:
         """The index of a state, shared by every state with the same named records (grading
         reads thousands of cells over a handful of world variants)."""
-        key = tuple(
-            (table, tuple(tuple(str(row.get(k)) for k in _NAME_FIELDS) for row in state.get(table, [])))
+        memo = _READING[-1] if _READING else None
+        if memo is not None:
+            held = memo.get(id(state))
+            if held is not None and held[0] is state:
+                return held[1]
+        key = tuple(  # (map, not a generator: it is built five times a cell)
+            (table, tuple(tuple(map(str, map(row.get, _NAME_FIELDS))) for row in state.get(table, [])))
             for table in ("contacts", "listings", "cards", "events"))
-        return _cached_names(key, state)
+        names = _cached_names(key, state)
+        if memo is not None:
+            memo[id(state)] = (state, names)  # the state is held: its id is no other's while the memo lives
+        return names
+
+    @staticmethod
+    @contextlib.contextmanager
+    def reading() -> Iterator[None]:
+        """Within it, ``Names.of`` the same state object is the index it gave before, without
+        reading the state again: the checks of one record ask for it five times (issue 32), and
+        they only read the record. Leave it before anything changes a state it was given."""
+        _READING.append({})
+        try:
+            yield
+        finally:
+            _READING.pop()
 
     def __init__(self, state: dict[str, list[dict[str, Any]]]) -> None:
         self.kinds: dict[str, str] = {}
@@ -206,6 +228,8 @@ class Names:
 
 _NAME_FIELDS = ("id", "name", "email", "title", "last4", "label", "brand")
 _CACHE: dict[Any, Names] = {}
+#: ``Names.reading`` memos, innermost last: id(state) -> (state, its index).
+_READING: list[dict[int, tuple[Any, Names]]] = []
 
 
 def _cached_names(key: Any, state: dict[str, list[dict[str, Any]]]) -> Names:

@@ -1,0 +1,68 @@
+"""The pieces grade-ai was made faster with (issue 32) read exactly what they replaced.
+
+``records.loads_exact`` must give ``json.loads``'s values for any JSON text (orjson reads an
+integer beyond 64 bits as a float and refuses NaN, which json reads); ``Names.reading`` must
+give, for one state object, the index ``Names.of`` builds for it, and forget it on leaving.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_assistant_eval.records import RecordError, loads_exact, read_json
+from pytest_assistant_eval.suites.calibration.world.names import Names
+
+_SCALARS = (st.none() | st.booleans() | st.floats(allow_nan=True, allow_infinity=True)
+            | st.integers(min_value=-(2**80), max_value=2**80) | st.text())
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                       | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_VALUES, ascii_only=st.booleans())
+def test_exact_loads_reads_every_json_text_as_json_does(value, ascii_only):
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate written raw: no UTF-8 file holds it
+        raw = json.dumps(value, ensure_ascii=True).encode()
+    assert repr(loads_exact(raw)) == repr(json.loads(raw.decode("utf-8")))
+
+
+@pytest.mark.parametrize("raw", [b"18446744073709551616", b"-9223372036854775809", b"[1234567890123456789012, 1]",
+                                 b"NaN", b"[Infinity]", b"1e400", b'"\\ud800"'])
+def test_what_orjson_reads_otherwise_or_refuses_is_read_by_json(raw):
+    assert repr(loads_exact(raw)) == repr(json.loads(raw))
+
+
+def test_a_file_that_is_no_json_is_refused_naming_the_file(tmp_path):
+    bad = tmp_path / "cell.json"
+    bad.write_bytes(b'{"format": "x", ')
+    with pytest.raises(RecordError, match="cell.json: not readable JSON"):
+        read_json(bad)
+    bad.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(RecordError, match="not readable JSON"):
+        read_json(bad)
+
+
+def _state(name: str) -> dict:
+    return {"contacts": [{"id": "c-1", "name": name, "email": "x@example.com"}]}
+
+
+def test_names_reading_gives_one_index_per_state_object_and_forgets_it_after():
+    state = _state("João Silva")
+    with Names.reading():
+        first = Names.of(state)
+        assert Names.of(state) is first
+        assert [m.id for m in first.mentions("ask joao silva")] == ["c-1"]
+        other = Names.of(_state("Maria Costa"))  # another state: its own index
+        assert [m.id for m in other.mentions("ask maria costa")] == ["c-1"]
+        assert other.mentions("ask joao silva") == []
+    state["contacts"][0]["name"] = "Maria Costa"  # changed once the scope is left: read afresh
+    assert [m.id for m in Names.of(state).mentions("ask maria costa")] == ["c-1"]
+    with Names.reading():
+        assert Names.of(state).mentions("ask joao silva") == []
