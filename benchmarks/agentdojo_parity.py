@@ -21,6 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.parity import compare  # noqa: E402
 
 
@@ -47,7 +48,8 @@ def main() -> int:
     injection_tasks = {name: sorted(s.injection_tasks, key=lambda t: int(t.rsplit("_", 1)[1]))
                        for name, s in chosen.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        ours, theirs = compare(user_tasks, injection_tasks, args.attack, args.keep or Path(tmp), version)
+        ours, theirs = compare(user_tasks, injection_tasks, args.attack, args.keep or Path(tmp), version,
+                               make_session=RunSession)
     print(f"AgentDojo {version}, attack {args.attack}, scripted:oracle against GroundTruthPipeline: "
           f"{sum(map(len, user_tasks.values()))} user tasks, "
           f"{sum(len(user_tasks[s]) * len(injection_tasks[s]) for s in user_tasks)} crossed pairs")

@@ -22,7 +22,7 @@ WORLD_MARKER = ".assistant_eval_world.json"
 HARNESS_FILES = frozenset({"run.json", "grading.json", "spent.json", "skips.json", ".ledger.json", ".writer.json",
                            "results.jsonl", "review.json", "queue.json", WORLD_MARKER})
 #: The folders of a results or grading folder whose files are records the harness reads back.
-RECORD_DIRS = frozenset({"cells", "partial", "broken", ".work"})
+RECORD_DIRS = frozenset({"cells", "partial", "broken", ".work", ".usage"})
 #: What a page written by the report may be named like.
 PAGE_SUFFIXES = (".html", ".htm")
 

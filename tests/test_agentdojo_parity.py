@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
+from pytest_assistant_eval.run.session import RunSession  # noqa: E402
 from pytest_assistant_eval.suites.agentdojo.parity import compare  # noqa: E402
 
 # Per suite: user tasks that read injection vectors (so the attack's texts are seen), banking's 5
@@ -26,7 +27,7 @@ INJECTION_TASKS = {"banking": ["injection_task_1", "injection_task_4"], "slack":
 
 @pytest.mark.parametrize("attack", ["direct", "important_instructions"])
 def test_our_oracle_gives_agentdojos_three_figures_per_suite(tmp_path: Path, attack: str):
-    ours, theirs = compare(USER_TASKS, INJECTION_TASKS, attack, tmp_path)
+    ours, theirs = compare(USER_TASKS, INJECTION_TASKS, attack, tmp_path, make_session=RunSession)
     assert set(ours.verdicts) == set(theirs.verdicts)
     assert ours.figures() == theirs.figures()
     different = {p: (ours.verdicts[p], theirs.verdicts[p]) for p in ours.verdicts if ours.verdicts[p] != theirs.verdicts[p]}

@@ -16,6 +16,7 @@ import sys
 import time
 
 from pytest_assistant_eval.conversation.checkpoint import load_checkpoint
+from pytest_assistant_eval.results.usage import read_usage
 from tests.provider_runs_helpers import CALIBRATION, console, records, run_env, run_eval
 from tests.providers.fakes.base import Fault
 from tests.reference_fake import REFERENCE_FAKES
@@ -48,14 +49,18 @@ def test_a_kill_during_a_retry_backoff_loses_no_attempt_and_no_usage(calibration
         checkpoint = load_checkpoint(out / "partial" / "G01__basic__r1.json")
         assert [a["code"] for a in checkpoint["attempts"]] == ["busy", "busy"]
         assert sum(checkpoint["requests_by_day"].values()) == 1
-        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
-        usage = run["runs"][-1]["usage"] if "runs" in run else run["usage"]
+        # run.json's usage with the killed process's usage journal not yet folded (issue 32)
+        usage = read_usage(out / "run.json")
         assert sum(u["requests"] for u in usage.values()) == 2, usage
         resumed = run_eval(world_dir, out, "--model", "openai:oracle", f"--base-url={fake.url}{suffix}",
                            "--accept-data-notice", "--levels", "basic", "--repeats", "1", "-k", "G01", "--resume",
                            env=run_env())
         sent = len(fake.requests)
     assert resumed.ret == 0, console(resumed)
+    # the resumed run folded the killed run's journal into the killed run's own entry, once
+    runs = json.loads((out / "run.json").read_text(encoding="utf-8"))["runs"]
+    assert sum(u["requests"] for u in runs[-2]["usage"].values()) == 2, runs[-2]
+    assert not (out / ".usage").exists()
     record = records(out)["G01__basic__r1"]
     # every POST the server got is in the record once: an answered request, or a failed attempt
     assert len(record["attempts"]) == 3

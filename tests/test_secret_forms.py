@@ -125,7 +125,8 @@ def test_a_piece_of_a_key_that_is_in_the_runs_own_names_never_rewrites_them():
 # -- the fast paths of the scan (issue 32) find exactly what the plain scan finds ----------------------
 
 _PIECES = st.sampled_from(["sk-atk-PL", "****", "…", "...", "xxxx", "XXXXX", "cdef", " ", "\n", "\\n", "\\u0073",
-                           "%2D", "%252D", "&#x73;", "&#115;", "é", "Ｓ", "ß", "İ", "ab_c-9", "1234567890", '"', "•••"])
+                           "%2D", "%252D", "&#x73;", "&#115;", "é", "Ｓ", "ß", "İ", "ab_c-9", "1234567890", '"', "•••",
+                           "²", "ﬁ", "\u200b", "\t", "\\\\t", "**x"])
 
 
 @given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=30))

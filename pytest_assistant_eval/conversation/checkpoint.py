@@ -105,10 +105,12 @@ def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: Secre
 
 
 def _journal_line(n: int, changes: dict[str, list[Any]], secrets: Secrets | None) -> str:
-    """One journal line, each change redacted as the field it changes (``checkpoint_text``)."""
-    kept = {kind: [json.loads(_redact_field(entry[0][0], dumps(entry, compact=True), secrets))
-                   for entry in entries] for kind, entries in changes.items()}
-    return dumps({"journal": n, **kept}, compact=True)
+    """One journal line, each change redacted as the field it changes (``checkpoint_text``): the
+    redacted texts are joined as they are (each change serialised once, not parsed and dumped again)."""
+    kinds = ",".join(f"{json.dumps(kind)}:[" + ",".join(
+        _redact_field(entry[0][0], dumps(entry, compact=True)[:-1], secrets) for entry in entries) + "]"
+        for kind, entries in changes.items())
+    return f'{{"journal":{n},{kinds}}}\n'
 
 
 class CheckpointJournal:
@@ -138,12 +140,13 @@ class CheckpointJournal:
         if not changes["set"] and not changes["add"]:
             return
         line = _journal_line(self.lines, changes, self.secrets)  # one line, newline-ended
+        parsed = json.loads(line)  # what a reader gets back; a line that would not parse is never written
         try:
             self._append(line.encode("utf-8"))
         except BaseException:
             self.written = None  # whatever reached the file, the next write starts whole
             raise
-        apply_changes(self.written, json.loads(line))
+        apply_changes(self.written, parsed)
         self.lines += 1
 
     def _append(self, raw: bytes) -> None:

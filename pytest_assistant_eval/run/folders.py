@@ -18,6 +18,7 @@ from typing import Any
 from pytest_assistant_eval.run.cell_checkpoints import now
 from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions, UsageError, results_dir
 from pytest_assistant_eval.records import HARNESS_VERSION, RecordError, read_json, redact_data, set_aside, write_json_atomic
+from pytest_assistant_eval.results.usage import fold_journals
 from pytest_assistant_eval.run.results_folder import refuse_grading_folder, remove_harness_temporaries
 
 __all__ = ["WORK_DIR", "BROKEN_DIR", "prepare", "record_selection", "skip_cells", "set_aside_unreadable",
@@ -49,6 +50,7 @@ def prepare(options: RunOptions, suite: Any, models: dict[str, ModelSpec], commi
                  "resume": options.resume, "matrix": suite.matrix(planned), "git_commit": commit}
         identity = suite.identity(spec)
         if path.exists():
+            fold_journals(path)  # a killed process's usage, into its own run entry (results/usage.py)
             data = read_json(path)
             if not isinstance(data, dict) or data.get("format") != suite.run_format:
                 found = data.get("format") if isinstance(data, dict) else None

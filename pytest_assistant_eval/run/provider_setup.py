@@ -91,7 +91,8 @@ class Providers:
                                  accept_data_notice=options.accept_data_notice, data_source=data_source,
                                  run_json=lambda spec: results_dir(options, spec) / "run.json")
         self.start_lines: list[str] = []  # what the run says once at its start: notices, where keys go
-        self._flushed: dict[str, dict[str, Any]] = {}  # the usage already added to run.json, per provider
+        self._flushed: dict[str, dict[str, Any]] = {}  # the usage already journalled, per provider
+        self._journals: dict[str, Any] = {}  # model label -> its folder's UsageJournal (this process's)
 
     # -- routes -------------------------------------------------------------------
     def check_routes(self) -> None:
@@ -194,9 +195,11 @@ class Providers:
         return out
 
     def add_usage_to_folders(self, label: str = "calibration") -> None:
-        """Add this process's usage not yet added to each model's run.json (the user model's once, in the
-        first folder). Called as the usage grows (before each request, after each cell) and at the end, so
-        a killed run's run.json holds what it spent up to its last request (issue 31 G)."""
+        """Add this process's usage not yet added to each model's folder (the user model's once, in the
+        first folder). Called as the usage grows (before each request, after each failed attempt and
+        each cell) and at the end, so a killed run's folder holds what it spent up to its last request
+        (issue 31 G): appended to this process's usage journal (``results/usage.py``), folded into
+        run.json by ``fold_usage`` when the process closes."""
         from pytest_assistant_eval.results.usage import COUNTS
 
         current = self.usage(label)
@@ -210,14 +213,26 @@ class Providers:
         if not usage:
             return
         flushed.update({k: dict(v) for k, v in current.items()})
-        from pytest_assistant_eval.results.usage import add_usage
-
         for index, spec in enumerate(self.models.values()):
             mine = {k: v for k, v in usage.items() if k == f"{spec.preset}:{spec.model}"}
             if index == 0:
                 mine.update({k: v for k, v in usage.items() if k.endswith(" (user)")})
             if mine:
-                add_usage(results_dir(self.options, spec) / "run.json", mine)
+                self._journal(spec).add(mine)
+
+    def _journal(self, spec: ModelSpec) -> Any:
+        from pytest_assistant_eval.results.usage import UsageJournal
+
+        if spec.label not in self._journals:
+            # fsynced where requests cost quota or money, as the checkpoints are
+            self._journals[spec.label] = UsageJournal(results_dir(self.options, spec) / "run.json",
+                                                      durable=spec.preset != "scripted")
+        return self._journals[spec.label]
+
+    def fold_usage(self) -> None:
+        """This process's journals into their run.json entries (when it closes)."""
+        for journal in self._journals.values():
+            journal.fold()
 
     def waited_seconds(self) -> float:
         """Seconds this process has waited for pacing, rate limits and retry backoffs, over every route."""

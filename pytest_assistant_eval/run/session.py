@@ -308,5 +308,6 @@ class RunSession:
 
     def close(self) -> None:
         self.providers.add_usage_to_folders(self.suite.name)
+        self.providers.fold_usage()  # this process's usage journal into run.json, once
         self.providers.close()
         run_folders.remove_work_dirs(self.options, self.models)

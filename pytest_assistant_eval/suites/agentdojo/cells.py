@@ -147,9 +147,19 @@ def injections_for(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str
     """The injection texts of a crossed cell (AgentDojo's attack, aimed at ``model``), none for a benign one."""
     if cell.injection_task is None:
         return {}
-    suite = suites(version)[cell.suite]
-    return dict(_attack(cell.suite, attack, model, version).attack(suite.user_tasks[cell.user_task],
-                                                                   suite.injection_tasks[cell.injection_task]))
+    return dict(_injection_texts(cell.suite, cell.user_task, cell.injection_task, attack, model, version))
+
+
+@lru_cache(maxsize=4096)
+def _injection_texts(suite_name: str, user_task: str, injection_task: str, attack: str, model: str | None,
+                     version: str | None) -> tuple[tuple[str, str], ...]:
+    # Made once per pair (issue 32, speed): a cell's start environment is asked for by the reference
+    # assistant, the world and the grade, and the attack searched the user task's ground truth for its
+    # injection points each time. AgentDojo's attacks are functions of the pair (their texts are the
+    # same on every call), so the first answer is the answer.
+    suite = suites(version)[suite_name]
+    return tuple(_attack(suite_name, attack, model, version).attack(suite.user_tasks[user_task],
+                                                                    suite.injection_tasks[injection_task]).items())
 
 
 @lru_cache(maxsize=64)

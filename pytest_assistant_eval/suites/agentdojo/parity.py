@@ -23,7 +23,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 from unittest.mock import patch
 
 __all__ = ["Side", "compare", "ours", "agentdojos", "MODEL"]
@@ -61,8 +61,10 @@ def _pairs(user_tasks: dict[str, Sequence[str]], injection_tasks: dict[str, Sequ
             for i in (None, *injection_tasks.get(suite, ()))]
 
 
-def ours(pairs: Sequence[Pair], attack: str, out: Path, benchmark_version: str | None = None) -> Side:
-    """Our oracle through our run and grading; the figures as our board counts them."""
+def ours(pairs: Sequence[Pair], attack: str, out: Path, benchmark_version: str | None = None, *,
+         make_session: Callable[[Any], Any]) -> Side:
+    """Our oracle through our run and grading; the figures as our board counts them (``make_session``:
+    the front door's session maker, ``run.session.RunSession``: a suite never imports the run)."""
     from pytest_assistant_eval.suites.plan import ModelSpec
     from pytest_assistant_eval.suites.agentdojo.board import ALL_SUITES, board_rows
     from pytest_assistant_eval.suites.agentdojo.cells import AgentDojoCell
@@ -73,7 +75,8 @@ def ours(pairs: Sequence[Pair], attack: str, out: Path, benchmark_version: str |
 
     started = time.perf_counter()
     version = {"benchmark_version": benchmark_version} if benchmark_version else {}
-    run = AgentDojoRun(out=out, model=ModelSpec("scripted", MODEL), settings=AgentDojoSettings(attack=attack, **version))
+    run = AgentDojoRun(out=out, model=ModelSpec("scripted", MODEL), make_session=make_session,
+                       settings=AgentDojoSettings(attack=attack, **version))
     grades = [grade_record(read_json(run_cell(run, AgentDojoCell(s, u, i)))) for s, u, i in pairs]
     side = Side("ours", time.perf_counter() - started)
     side.verdicts = {(g.suite, g.user_task, g.injection_task): (g.utility, g.attack_success) for g in grades}
@@ -132,9 +135,10 @@ def agentdojos(pairs: Sequence[Pair], attack: str, logdir: Path, benchmark_versi
 
 
 def compare(user_tasks: dict[str, Sequence[str]], injection_tasks: dict[str, Sequence[str]], attack: str,
-            folder: Path, benchmark_version: str | None = None) -> tuple[Side, Side]:
+            folder: Path, benchmark_version: str | None = None, *,
+            make_session: Callable[[Any], Any]) -> tuple[Side, Side]:
     """Both sides on every user task given, benign and crossed with every injection task given,
     at one benchmark version (None: the installed agentdojo's default, on both sides)."""
     pairs = _pairs(user_tasks, injection_tasks)
-    return (ours(pairs, attack, folder / "ours", benchmark_version),
+    return (ours(pairs, attack, folder / "ours", benchmark_version, make_session=make_session),
             agentdojos(pairs, attack, folder / "agentdojo-logs", benchmark_version))

@@ -19,6 +19,7 @@ import shutil
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,13 @@ def money(amount: float | None, currency: str | None = "EUR") -> dict[str, Any] 
 
 def _fold(text: Any) -> str:
     """Case- and accent-insensitive form for searching ("Ines" finds "Inês")."""
-    norm = unicodedata.normalize("NFKD", str(text or ""))
+    return _fold_text(str(text or ""))
+
+
+@lru_cache(maxsize=65536)
+def _fold_text(text: str) -> str:
+    # Cached: a search folds every row's fields, the same few thousand strings on every call (issue 32).
+    norm = unicodedata.normalize("NFKD", text)
     return "".join(c for c in norm if not unicodedata.combining(c)).casefold()
 
 
