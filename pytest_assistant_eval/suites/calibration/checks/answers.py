@@ -626,7 +626,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
     numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values)
-    mark_contradictions(numbers, items)
+    mark_contradictions(numbers, items, quantities, sources)
     items.extend(numbers)
     items.extend(forbidden_items(answer, key.forbidden))
     claims = claims_item("claims", answer, [*tool_texts, *user_texts, *earlier_answers], id_sources=tool_arguments,

@@ -282,7 +282,8 @@ def certain_user_errors(task: Task, record: Mapping[str, Any], names: Names | No
                 break
         disclosed += [f for f in structured.get("facts_disclosed") or [] if f not in disclosed]
         for problem in problems:
-            out.append({"turn": turn, "reply": reply, "reason": problem, "by": "check"})
+            out.append({"turn": turn, "reply": reply, "reason": problem, "by": "check",
+                        **({"language": True} if problem == unread else {})})
     return out
 
 
