@@ -37,6 +37,7 @@ from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, 
 from pytest_assistant_eval.suites.calibration.readers.layout import is_layout, layout_doubt, layout_spans, major_value
 from pytest_assistant_eval.suites.calibration.readers.exceptions import exception_after
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity, find_quantities, split_unit
+from pytest_assistant_eval.suites.calibration.checks.unsourced import mark_contradictions
 from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced, numbers_in_json
 from pytest_assistant_eval.suites.calibration.readers.units import UNITS
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
@@ -624,8 +625,9 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
-    items.extend(number_items(answer, quantities, sources, escalation_sentence=escalation_sentence,
-                              key_values=key_values))
+    numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values)
+    mark_contradictions(numbers, items, quantities, sources)
+    items.extend(numbers)
     items.extend(forbidden_items(answer, key.forbidden))
     claims = claims_item("claims", answer, [*tool_texts, *user_texts, *earlier_answers], id_sources=tool_arguments,
                          data_answers=bool(key.facts) and not key.data_does_not_answer and not flags.escalated,

@@ -32,6 +32,7 @@ from pytest_assistant_eval.suites.calibration.user.reply_checks import self_cont
 from pytest_assistant_eval.suites.calibration.checks.asks_first import call_amount
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
+from pytest_assistant_eval.suites.calibration.readers.language import english_share, reads_as_english
 from pytest_assistant_eval.suites.calibration.world.names import Names
 
 __all__ = ["KIND", "QUESTION", "user_reply_items", "rules_verdict", "apply", "certain_user_errors"]
@@ -253,6 +254,9 @@ def certain_user_errors(task: Task, record: Mapping[str, Any], names: Names | No
         structured = entry["structured"]
         turn, reply = int(entry.get("turn") or 0), str(structured.get("message") or "")
         problems = wrong_fact_values(task, structured)
+        unread = unread_language(last, structured)
+        if unread:
+            problems.append(unread)
         asked = bool(last) and read_message(last, task, names, disclosed, year).asks_confirmation
         contradiction = self_contradiction(structured, asked)
         if contradiction:
@@ -278,8 +282,19 @@ def certain_user_errors(task: Task, record: Mapping[str, Any], names: Names | No
                 break
         disclosed += [f for f in structured.get("facts_disclosed") or [] if f not in disclosed]
         for problem in problems:
-            out.append({"turn": turn, "reply": reply, "reason": problem, "by": "check"})
+            out.append({"turn": turn, "reply": reply, "reason": problem, "by": "check",
+                        **({"language": True} if problem == unread else {})})
     return out
+
+
+def unread_language(message: str, structured: Mapping[str, Any]) -> str | None:
+    """Why a reply that asks to clarify is the simulated user's limitation: the message it answered
+    is not in English, which the scripted user alone reads (readers/language.py; issue 30)."""
+    if _kind(structured) != "clarify" or not message or reads_as_english(message):
+        return None
+    share, count = english_share(message)
+    return (f"the scripted user cannot read the assistant's message (language: not English, {share:.0%} of its "
+            f"{count} short words are common English function words) and asked it to say what it proposes")
 
 
 def _consequential(task: Task, kind: str, text: str, structured: Mapping[str, Any], disclosed: list[str],
