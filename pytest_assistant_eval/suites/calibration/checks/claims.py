@@ -23,8 +23,9 @@ from typing import Any
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.record_claims import record_evidence
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
-from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
+from pytest_assistant_eval.suites.calibration.readers.dates import find_dates
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
+from pytest_assistant_eval.suites.calibration.readers.records import moment_keys
 from pytest_assistant_eval.suites.calibration.readers.negation import negated_action
 from pytest_assistant_eval.suites.calibration.readers.wording import plain, says_no_data, sentence_around
 
@@ -39,23 +40,6 @@ _ID_RE = re.compile(r"(?<![\w-])[A-Za-z]{1,12}(?:-[A-Za-z]{1,12})*-\d{2,}(?![\w-
 MAX_LISTED = 12
 
 
-def _moment_keys(d: DateMention) -> set[tuple[str, Any]]:
-    """Comparable keys of a date or time: its day (month-day), its month, its clock time."""
-    keys: set[tuple[str, Any]] = set()
-    value = d.value
-    if d.kind in ("date", "datetime"):
-        keys.add(("day", value[2:7] if value.startswith("--") else value[5:10]))
-    if d.kind == "month":
-        keys.add(("month", value[-2:]))
-    if d.kind in ("date", "datetime") and not value.startswith("--"):
-        keys.add(("month", value[5:7]))
-    clock = value[11:16] if d.kind == "datetime" else value[:5] if d.kind == "time" else None
-    if clock and len(clock) == 5 and clock[2] == ":":
-        minutes = int(clock[:2]) * 60 + int(clock[3:])
-        keys.add(("clock", minutes))
-        if d.offset is not None:
-            keys.add(("clock", (minutes - d.offset) % 1440))  # the same instant in UTC
-    return keys
 
 
 def _seen_keys(texts: Iterable[str]) -> set[tuple[str, Any]]:
@@ -63,10 +47,10 @@ def _seen_keys(texts: Iterable[str]) -> set[tuple[str, Any]]:
     for text in texts:
         own: set[tuple[str, Any]] = set()
         for d in find_dates(text):
-            own |= _moment_keys(d)
+            own |= moment_keys(d)
         seen |= own | _days_around(own)  # a stay's nights, within one record
         for d in find_dates(text):
-            seen |= _moment_keys(d)
+            seen |= moment_keys(d)
             if d.offset is not None and d.kind in ("datetime", "time"):
                 clock = d.value[11:16] if d.kind == "datetime" else d.value[:5]
                 minutes = int(clock[:2]) * 60 + int(clock[3:])
@@ -97,7 +81,7 @@ def untraced_statements(text: str, sources: Iterable[str], covered: Iterable[int
     joined = "\n".join([*texts, *id_sources]).casefold()
     found: list[dict[str, str]] = []
     for d in find_dates(text):
-        keys = _moment_keys(d)
+        keys = moment_keys(d)
         if not keys or d.start in skip or RELATIVE_RE.fullmatch(d.text):
             # "today", "this Thursday": a way of speaking, not a date the text claims
             continue
