@@ -72,7 +72,7 @@ def _graded_cache(shared_dir: Path) -> Iterator[None]:
 #: in their own order, so each worker still builds a file's module fixtures once.
 SLOW_FIRST = (
     "test_readme.py",           # 114 s alone (444 s on a loaded machine): every README block in a fresh copy
-    "test_demo_matrix.py",      # the demo at -n 2, once for the module
+    "test_demo_matrix.py",      # reads the README's demo run (readme_demo: once per session, either file first)
     "test_secret_scan.py",
     "test_crash_resume.py",
     "test_plugin_cells.py",     # runs at 0 and 2 workers, once for the module
