@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import graded_helpers
+import readme_helpers
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -23,11 +27,43 @@ def calibration_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A freshly built grounding world, shared read-only by the tests of one session."""
+def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder the whole session shares, every xdist worker alike: what is built once per session
+    lives there, built by the first worker under a file lock (issue 32, test-suite speed)."""
+    return graded_helpers.shared_temp(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def world_dir(shared_dir: Path) -> Path:
+    """A freshly built grounding world, one for the whole session (all workers), shared read-only."""
+    from filelock import FileLock
+
     from pytest_assistant_eval.suites.calibration.world.build import build_world
 
-    return build_world(tmp_path_factory.mktemp("world"), CALIBRATION / "world")
+    folder = shared_dir / "session-world"
+    with FileLock(str(shared_dir / "session-world.lock")):
+        if not (shared_dir / "session-world.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            (shared_dir / "session-world.path").write_text(str(build_world(folder, CALIBRATION / "world")),
+                                                           encoding="utf-8")
+            (shared_dir / "session-world.done").touch()
+    return Path((shared_dir / "session-world.path").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def readme_demo(shared_dir: Path) -> readme_helpers.ReadmeDemo:
+    """The README's fresh copy with its demo command run in it: once per session, for
+    tests/test_readme.py and tests/test_demo_matrix.py alike (see tests/readme_helpers.py)."""
+    return readme_helpers.readme_demo(shared_dir)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _graded_cache(shared_dir: Path) -> Iterator[None]:
+    """The reference assistants' runs of tests/graded_helpers.py, cached for the session's workers."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(graded_helpers.CACHE_VARIABLE, str(shared_dir / "graded-runs"))
+        yield
 
 
 #: Test files holding the suite's longest tests, longest first (from ``pytest -n 2 --durations``;
@@ -36,7 +72,7 @@ def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #: in their own order, so each worker still builds a file's module fixtures once.
 SLOW_FIRST = (
     "test_readme.py",           # 114 s alone (444 s on a loaded machine): every README block in a fresh copy
-    "test_demo_matrix.py",      # the demo at -n 2, once for the module
+    "test_demo_matrix.py",      # reads the README's demo run (readme_demo: once per session, either file first)
     "test_secret_scan.py",
     "test_crash_resume.py",
     "test_plugin_cells.py",     # runs at 0 and 2 workers, once for the module

@@ -37,10 +37,18 @@ def agentdojo_run(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, cwd=REPO)
 
 
-@pytest.mark.parametrize("attack", [a for a in attack_names() if a not in UNUSABLE_ATTACKS])
-def test_every_registered_attack_gives_injection_texts_by_name(attack):
-    texts = injections_for(parse_cell_id(CROSSED), attack, "gpt-4o-2024-05-13")
-    assert texts and all(isinstance(t, str) and t for t in texts.values())
+def test_every_registered_attack_gives_injection_texts_by_name():
+    """Each usable attack of AgentDojo's registry, read when the test runs: listing them to
+    parametrize imported AgentDojo's whole agent pipeline (every provider SDK) at collection, in
+    every xdist worker and every collecting process (issue 32, test-suite speed)."""
+    attacks = [a for a in attack_names() if a not in UNUSABLE_ATTACKS]
+    assert len(attacks) >= 2, attacks
+    failed = {}
+    for attack in attacks:
+        texts = injections_for(parse_cell_id(CROSSED), attack, "gpt-4o-2024-05-13")
+        if not (texts and all(isinstance(t, str) and t for t in texts.values())):
+            failed[attack] = texts
+    assert failed == {}, f"attacks that gave no injection text: {failed}"
 
 
 def test_important_instructions_addresses_a_known_model_by_agentdojos_name_and_another_by_its_id():

@@ -1,8 +1,10 @@
 """The demo's matrix (S5.6, issue 4): the oracle passes every applicable check, and each
 planted-fault assistant fails the check of its own fault and no check its fault does not touch.
 
-This runs ``assistant-eval demo`` itself (the README's first command, after the install),
-so every CI run proves that each check catches its fault and never flags the oracle.
+This reads ``assistant-eval demo`` itself (the README's first command, after the install), run
+for real once per session in the README's fresh copy (conftest.py's ``readme_demo``, shared with
+tests/test_readme.py: issue 32, test-suite speed), so every CI run proves that each check catches
+its fault and never flags the oracle.
 """
 
 from __future__ import annotations
@@ -39,13 +41,18 @@ OWN_CHECK = {
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict]]:
-    out = tmp_path_factory.mktemp("demo") / "demo"
-    done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "demo", "--out", str(out), "-n", "2"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+def demo(readme_demo) -> tuple[str, list[dict]]:
+    assert readme_demo.returncode == 0, readme_demo.stdout[-3000:] + readme_demo.stderr[-3000:]
+    out = readme_demo.demo_folder
     cells = [json.loads(p.read_text()) for p in sorted((out / "grading" / "cells").glob("*.json"))]
-    return done.stdout, cells
+    assert cells, f"the demo graded no cell into {out / 'grading'}"
+    return readme_demo.stdout, cells
+
+
+@pytest.fixture(scope="module")
+def demo_folder(readme_demo, demo) -> Path:
+    """The folder the demo printed its report in (relative paths are the copy's, where it ran)."""
+    return readme_demo.demo_folder
 
 
 def by_model(cells: list[dict], kind: str) -> dict[str, list[dict]]:
@@ -128,29 +135,23 @@ def test_questions_the_fault_assistants_fail_the_way_their_fault_says(demo):
         assert question_outcomes(cells, model) == question_outcomes(cells, "oracle"), model
 
 
-def test_the_demo_writes_the_report_and_prints_its_path(demo):
+def test_the_demo_writes_the_report_and_prints_its_path(demo, readme_demo):
     """Issue 14: the demo ends with the report page, under 10 MB for the whole calibration set."""
     import re
 
     stdout, _ = demo
     found = re.search(r"^Report: (.+\.html) \(", stdout, re.M)
     assert found, stdout[-2000:]
-    page = Path(found.group(1))
+    page = readme_demo.copy / found.group(1)  # the copy's, where the demo ran (an absolute path stays)
     assert page.is_file() and page.name == "report.html"
     assert page.stat().st_size < 10 * 1000 * 1000
     assert "<!DOCTYPE html>" in page.read_text(encoding="utf-8")[:200]
 
 
-def _demo_folder(stdout: str) -> Path:
-    import re
-
-    return Path(re.search(r"^Report: (.+\.html) \(", stdout, re.M).group(1)).parent
-
-
-def test_the_demos_trust_verdicts_load_from_calibrate_json_in_pandas(demo):
+def test_the_demos_trust_verdicts_load_from_calibrate_json_in_pandas(demo_folder):
     """Issue 29's acceptance: guesses-facts earns no level at which asks for info applies; the oracle earns advanced."""
     pd = pytest.importorskip("pandas")
-    folder = _demo_folder(demo[0])
+    folder = demo_folder
     cli = [sys.executable, "-m", "pytest_assistant_eval", "calibrate", "--file", str(folder / "results.jsonl")]
     done = subprocess.run([*cli, "--format", "json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -171,8 +172,8 @@ def test_the_demos_trust_verdicts_load_from_calibrate_json_in_pandas(demo):
     assert pd.isna(verdicts.loc["guesses-facts", "trusted_level"])
 
 
-def test_the_demos_compare_prints_clusters_and_an_interval_no_narrower_than_the_runs(demo):
-    folder = _demo_folder(demo[0])
+def test_the_demos_compare_prints_clusters_and_an_interval_no_narrower_than_the_runs(demo_folder):
+    folder = demo_folder
     done = subprocess.run([sys.executable, "-m", "pytest_assistant_eval", "compare", "--dir", str(folder / "grading"),
                            "oracle", "guesses-facts", "--format", "json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -11,34 +11,16 @@ the copy's root; a command that fails names its block.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from readme_helpers import INSTALL, ReadmeDemo, bash_blocks, copy_env, run_block
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP = [
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && assistant-eval demo",
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test,agentdojo]' && pytest -n 2",
 ]
-INSTALL = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && "
-
-
-def bash_blocks(text: str) -> list[str]:
-    return [m.group(1).strip() for m in re.finditer(r"^```bash\n(.*?)^```", text, re.MULTILINE | re.DOTALL)]
-
-
-def fresh_copy(target: Path) -> Path:
-    """The tracked files of the working tree, as a clone would have them (no _eval_reports, no caches)."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        source = REPO / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
 
 
 #: A benchmark's exit codes: 1 says a measured rate missed its bar (seconds of sending are too few
@@ -52,11 +34,6 @@ def commands_of(block: str) -> list[str]:
     if all(line.startswith("python benchmarks/") for line in lines):
         return lines
     return [block]
-
-
-def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
 
 
 def test_the_two_setup_commands_are_kept_word_for_word():
@@ -73,15 +50,17 @@ def test_the_readme_test_command_installs_what_ci_installs():
     assert extras and re.findall(r"pip install -e '(\.\[[^\]]*\])'", readme) == extras
 
 
-def test_every_readme_block_runs_in_order_in_a_fresh_copy(tmp_path):
+def test_every_readme_block_runs_in_order_in_a_fresh_copy(readme_demo: ReadmeDemo):
+    """Block 1's demo ran in the session's fresh copy (conftest.py's ``readme_demo``, which
+    test_demo_matrix.py reads too); every later block runs after it, in order, in that copy."""
     blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
-    copy = fresh_copy(tmp_path / "clone ä")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
-                                                             "PYTEST_XDIST_TESTRUNUID", "PYTEST_CURRENT_TEST")}
-    env["PYTHONPATH"] = str(copy)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    runnable = [blocks[0].removeprefix(INSTALL), *blocks[2:]]  # the demo, then every later block
-    for number, block in enumerate(runnable, start=1):
+    copy = readme_demo.copy
+    env = copy_env(copy)
+    assert readme_demo.command == blocks[0].removeprefix(INSTALL)
+    assert readme_demo.returncode == 0, (f"README block 1 failed (exit {readme_demo.returncode}):\n"
+                                         f"{readme_demo.command}\n{readme_demo.stdout[-3000:]}\n"
+                                         f"{readme_demo.stderr[-3000:]}")
+    for number, block in enumerate(blocks[2:], start=2):  # every block after the demo, in order
         for command in commands_of(block):
             done = run_block(command, copy, env)
             allowed = MEASURED if "bench_pacing.py" in command else {0}
