@@ -63,10 +63,9 @@ def test_a_numeric_day_month_date_with_a_trailing_dot_is_unsure_not_an_invented_
     assert judged[number.id].get("unsure") and outcome["outcome"] != "failed"
 
 
-def test_an_unsourced_number_that_contradicts_nothing_is_unsure_not_invented() -> None:
-    # Issue 30, fourth round: no source found, but no value it is said of differs (checks/unsourced.py).
+def test_an_unsourced_number_that_reads_one_way_is_still_invented() -> None:
     items, _, judged, outcome = grade_answer(key(), "The balance is 2.500 EUR.", tool({"balance_eur": 1800}))
-    assert judged[only(items, "number").id].get("unsure") and outcome["outcome"] != "failed"
+    assert judged[only(items, "number").id]["verdict"] == "wrong" and outcome["outcome"] == "failed"
 
 
 def test_a_wrong_prefix_headline_is_not_rescued_by_a_bare_number_elsewhere() -> None:
@@ -142,6 +141,4 @@ def test_a_clock_time_written_with_a_dot_is_unsure_not_an_invented_number(answer
 
 def test_a_price_with_two_decimals_is_no_clock_time() -> None:
     items, _, judged, _ = grade_answer(key(), "The fee is 14.30 EUR.", tool({"fee": 99}))
-    number = only(items, "number")
-    assert not any(r.startswith("the time") for r in number.evidence.get("reads_two_ways", []))
-    assert judged[number.id].get("unsure")  # unsourced, contradicting nothing (issue 30, fourth round)
+    assert judged[only(items, "number").id]["verdict"] == "wrong"

@@ -139,9 +139,9 @@ def test_a_number_no_tool_gave_is_an_item_the_rules_judge_calls_invented():
     number = only(items, "number")
     assert number.allowed == ("right", "wrong")
     assert number.evidence["number"] == "42 EUR"
-    # Issue 30, fourth round: no source, but it contradicts no value given: unsure, for the owner.
-    assert judged[number.id].get("unsure") and judged[number.id]["confidence"] == 0.5
-    assert outcome["outcome"] != "failed"
+    assert judged[number.id]["verdict"] == "wrong"
+    assert outcome["outcome"] == "failed"
+    assert outcome["invented_numbers"] == 1
 
 
 def test_a_number_a_tool_gave_is_not_flagged():
@@ -166,7 +166,7 @@ def test_a_calculation_that_does_not_hold_leaves_its_result_unsourced():
     items, _, judged, _ = grade(key(), "Together 120 + 292.50 = 500 EUR.", tool({"a": 120, "b": 292.5}))
     number = only(items, "number")
     assert number.evidence["number"] == "500 EUR"
-    assert judged[number.id].get("unsure")  # the calculation itself is caught by the claims item
+    assert judged[number.id]["verdict"] == "wrong"
 
 
 def test_digits_inside_ids_of_tool_results_count_as_seen():

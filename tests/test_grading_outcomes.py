@@ -127,7 +127,7 @@ def pending_items() -> list[Item]:
     return [
         item("f1", numbers_with_the_unit=["3 MWh"]),
         item("f2", numbers_with_the_unit=[]),
-        item("n", kind="number", number="42", contradicts=["f1"]),
+        item("n", kind="number", number="42"),
         item("fb", kind="forbidden", sentence="It was never paid in full."),
         item("nd", kind="no_data"),
         item("fr", kind="failed_run"),

@@ -65,9 +65,8 @@ def test_clause_numbers_and_footnote_markers_of_a_letter_are_no_stated_values() 
 def test_an_invented_number_in_a_numbered_letter_is_still_wrong() -> None:
     items, _, judged, outcome = grade(key(), LETTER.format(applied="612.00"), SOURCE)
     (number,) = _numbers(items)
-    # Unsourced and contradicting no value given: unsure, for the owner (issue 30, fourth round).
-    assert "612" in number.evidence["number"] and judged[number.id].get("unsure")
-    assert outcome["outcome"] != "failed"
+    assert "612" in number.evidence["number"] and judged[number.id]["verdict"] == "wrong"
+    assert outcome["outcome"] == "failed"
 
 
 def test_a_value_at_a_lines_start_and_an_amount_with_a_marker_are_values() -> None:
@@ -115,7 +114,7 @@ def test_an_amount_in_cents_is_sourced_by_its_hundredth() -> None:
 def test_an_amount_in_cents_no_source_gives_is_still_invented() -> None:
     items, _, judged, _ = grade(key(), 'The booking: {"amount_cents": 29900}', tool({"amount": 288.0}))
     (number,) = _numbers(items)
-    assert judged[number.id].get("unsure")  # no source, contradicts nothing: the owner reads it (issue 30)
+    assert judged[number.id]["verdict"] == "wrong"
 
 
 def test_a_number_without_a_cents_marker_is_not_read_as_cents() -> None:

@@ -1,7 +1,9 @@
 """Issue 30, fourth round: offline, code decides only what it reads one way.
 
-An unsourced number that contradicts no value given is unsure (for the owner), never invented; one
-read as a key fact's value that differs is wrong (certain); an id no source gave stays wrong. A
+An unsourced number that reads one way is invented (wrong); one read as a key fact's value that
+differs says which fact it contradicts; an id no source gave stays wrong. (The round's first rule,
+"unsure unless it contradicts", was taken back: it let the demo's inventing assistant pass every
+question until the owner looked.) A
 clarify the scripted user sent because it cannot read the assistant's language (mostly not English)
 is the simulated user's limitation: the run is ``user_error``, never the assistant's fail.
 """
@@ -24,12 +26,12 @@ ENGLISH = ("I have not booked or charged anything, and I will do nothing else. I
 
 
 # -- an unsourced number -------------------------------------------------------------
-def test_an_unsourced_number_that_contradicts_nothing_is_unsure() -> None:
-    items, _, judged, outcome = grade(key(fact("distance", 350, "m")), "It is 350 m away (0,35 km x 1 000).",
-                                      tool({"distance_km": 0.35}))
-    for number in [i for i in items if i.kind == "number"]:
-        assert judged[number.id].get("unsure") and "contradicts" not in number.evidence
-    assert outcome["outcome"] != "failed"
+def test_an_unsourced_number_that_reads_one_way_is_invented_and_certain() -> None:
+    items, _, judged, outcome = grade(key(), "The fee is 612 EUR.", tool({"fee_eur": 45}))
+    number = only(items, "number")
+    assert "contradicts" not in number.evidence
+    assert judged[number.id]["verdict"] == "wrong" and not judged[number.id].get("unsure")
+    assert outcome["outcome"] == "failed"
 
 
 def test_an_unsourced_number_read_as_a_facts_value_that_differs_is_wrong() -> None:
@@ -49,11 +51,11 @@ def test_an_id_no_source_gave_is_still_certain_wrong() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(min_value=10, max_value=99_999), st.sampled_from(["EUR", "km", "MB", "minutes"]))
-def test_any_unsourced_number_is_unsure_unless_it_contradicts_a_fact(n: int, unit: str) -> None:
+def test_any_unsourced_number_is_wrong_and_certain_and_a_contradiction_says_so(n: int, unit: str) -> None:
     source = 2 * n + 1  # the tools gave another number (far off): this one has no source
     items, _, judged, _ = grade(key(), f"The figure is {n} {unit}.", tool({"value": source}))
     numbers = [i for i in items if i.kind == "number"]
-    assert numbers and all(judged[i.id].get("unsure") for i in numbers)
+    assert numbers and all(judged[i.id]["verdict"] == "wrong" and not judged[i.id].get("unsure") for i in numbers)
     fact_key = key(fact("value", source, unit, statement=f"The figure is {source} {unit}"))
     items, _, judged, outcome = grade(fact_key, f"The figure is {n} {unit}.", tool({"value": source}))
     assert outcome["outcome"] == "failed"  # a contradiction of the fact stays certain

@@ -10,10 +10,12 @@ be shown: the items with their evidence. The checks settle only what they prove 
   3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
   older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
   ``missing``;
-- a number with no tool source (shown calculations, constants, definitions and earlier answers
-  were already accepted by the checks): ``wrong`` only when it contradicts a key fact's value
-  (``contradicts``: read one way as the fact's value, which differs); otherwise **unsure**, for
-  the owner (issue 30, fourth round: a style no reader knows is no invention);
+- a number with no tool source: ``wrong`` (invented; the reason names the key fact it
+  contradicts where it does) — shown calculations, constants, definitions and earlier answers
+  were already accepted by the checks; **unsure** when its digits read another way the
+  conversation gave ("2.500" for 2500, "20.03." for 20 March). (Issue 30's fourth round tried
+  "unsure unless it contradicts": it let the demo's inventing assistant pass every question
+  until the owner looked, so it was taken back);
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
   it is negated ("so that address won't reach her any more"), asked or only supposed, or the
   denial names its exception ("no clash besides the Forum block", ``excepted``, issue 30);
@@ -98,8 +100,7 @@ def verdict_for(item: Item) -> tuple[str | None, str]:
         if item.evidence.get("contradicts"):
             # Read one way as a key fact's value, and the fact's true value differs (checks/unsourced.py).
             return "wrong", f"no source gives this number, and it contradicts {', '.join(item.evidence['contradicts'][:2])}"[:200]
-        # No source found, but nothing it contradicts: it may be a style no reader knows (issue 30).
-        return UNSURE, "no tool result, calculation or constant gives this number, and it contradicts no value given"
+        return "wrong", "no tool result, calculation or constant gives this number"
     if item.kind == "forbidden":
         return _forbidden(item)
     if item.kind in ("no_data", "failed_run"):
