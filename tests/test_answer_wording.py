@@ -257,11 +257,10 @@ def test_powers_of_ten_and_unit_definitions_are_no_invented_numbers(answer):
     assert outcome["outcome"] == "answered", [i.to_dict() for i in items]
 
 
-def test_a_power_of_ten_no_source_gives_is_still_an_item_unsure_when_it_contradicts_nothing():
-    # Issue 30, fourth round: read as 7e9 bytes, unsourced, but no key fact it contradicts: the owner reads it.
+def test_a_power_of_ten_no_source_gives_is_still_invented():
     items, _, judged, outcome = grade(key(), "The file is 7 × 10^9 bytes.", MESSAGE)
-    number = the(items, "number")
-    assert judged[number.id].get("unsure") and outcome["invented_numbers"] == 0
+    assert judged[the(items, "number").id]["verdict"] == "wrong"
+    assert outcome["invented_numbers"] == 1
 
 
 def test_a_number_from_a_tool_description_is_sourced_only_when_that_description_was_seen():
