@@ -11,6 +11,7 @@ It reads; the rules that use it are in ``checks/record_claims.py``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -131,7 +132,17 @@ def _walk(obj: Any, records: dict[str, Record]) -> None:
 
 
 def tool_records(texts: Iterable[str]) -> dict[str, Record]:
-    """Every record of the JSON texts among ``texts`` (others are skipped), merged by id."""
+    """Every record of the JSON texts among ``texts`` (others are skipped), merged by id.
+
+    One cell's checks ask for the same texts' records once per message and per claim verb, and
+    reading them (dates in every field) is the costly part: the answer is kept for the last few
+    sets of texts. It is shared, so callers only read it (nothing outside this module writes a
+    ``Record``)."""
+    return _tool_records(tuple(texts))
+
+
+@functools.lru_cache(maxsize=32)
+def _tool_records(texts: tuple[str, ...]) -> dict[str, Record]:
     records: dict[str, Record] = {}
     for text in texts:
         if not text.lstrip().startswith(("{", "[")):
