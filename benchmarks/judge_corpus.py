@@ -92,10 +92,11 @@ def _fresh(name: str) -> bool:
     return is_fresh(name)
 
 
-def _looked_at(name: str) -> bool:
-    from test_corpus import is_looked_at
+def _looked_at(name: str) -> str | None:
+    """The looked-at part a cell belongs to ("s10-s12", ...), if any."""
+    from test_corpus import looked_at_part
 
-    return is_looked_at(name)
+    return looked_at_part(name)
 
 
 def score(out: Path) -> int:
@@ -125,7 +126,7 @@ def score(out: Path) -> int:
             contested_cells += 1
         got = result["outcome"] if state in ("parsed", "no request") else "waiting"
         want = labels[name]["outcome"]
-        part = "fresh held out" if _fresh(name) else "s10-s12, looked at" if _looked_at(name) \
+        part = "fresh held out" if _fresh(name) else f"{_looked_at(name)}, looked at" if _looked_at(name) \
             else "held out" if _held_out(name) else "older styles" if name.split("-")[0] in ("q1", "q2", "t1", "t2", "t3", "t4", "t5") else "new styles, tuned"
         row = rows.setdefault(part, {"cells": 0, "agree": 0, "deferred": 0, "false_pass": 0})
         row["cells"] += 1
@@ -135,9 +136,12 @@ def score(out: Path) -> int:
             row["deferred"] += 1
         else:
             row["false_pass"] += got in ("answered", "pass") and want not in ("answered", "pass")
-            if part not in ("held out", "s10-s12, looked at", "fresh held out"):
+            if part in ("older styles", "new styles, tuned"):
                 lines.append(f"  #{n} {name}: judge path {got}, label {want}")
-    for part in ("older styles", "new styles, tuned", "held out", "s10-s12, looked at", "fresh held out"):
+    from test_corpus import LOOKED_AT_ROUNDS
+
+    looked = [f"{short}, looked at" for short, _, _ in LOOKED_AT_ROUNDS]
+    for part in ("older styles", "new styles, tuned", "held out", *looked, "fresh held out"):
         r = rows.get(part)
         if r:
             print(f"{part}: {r['agree']}/{r['cells']} agree ({r['agree'] / r['cells']:.1%}), {r['deferred']} waiting, "

@@ -65,21 +65,30 @@ ISSUE_30_SOURCES = ("s7", "s8", "s9")
 #: every cell of theirs is held out, and nobody changing a reader has seen them. The hash-held-out
 #: part above was read in full while changing readers for issue 30 (its figure is printed, but
 #: labelled as looked at).
-FRESH_SOURCES = ("s16", "s17", "s18")
-#: The fresh part of issue 30's second round (a formal letter, JSON answers, casual chat with
-#: emoji and Portuguese): read in full while changing readers in issue 30's third round, so it is
-#: printed as its own part, labelled as looked at, and held out of the tuned bar as before.
-LOOKED_AT_SOURCES = ("s10", "s11", "s12")
-#: The fresh part of issue 30's third round (a LaTeX-step teacher, ops ticket logs with military
-#: date-times, French conventions): read in full while changing the grading in issue 30's fourth
-#: round, printed as its own part, labelled as looked at, held out of the tuned bar.
-LOOKED_AT_4_SOURCES = ("s13", "s14", "s15")
+FRESH_SOURCES = ("s19", "s20", "s21")
+#: Former fresh parts, each read in full after its fresh figure was taken: printed as its own
+#: part, labelled as looked at, held out of the tuned bar, asserted nothing about. (short name,
+#: its sources, when it was looked at)
+LOOKED_AT_ROUNDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # a formal letter, JSON answers, casual chat with emoji and Portuguese
+    ("s10-s12", ("s10", "s11", "s12"), "looked at while changing readers in issue 30's third round"),
+    # a LaTeX-step teacher, ops ticket logs with military date-times, French conventions
+    ("s13-s15", ("s13", "s14", "s15"), "looked at while changing the grading in issue 30's fourth round"),
+    # East Asian conventions, an engineer's notation, ASCII box tables with units in headers
+    ("s16-s18", ("s16", "s17", "s18"), "looked at by the lead after their fresh figure, issue 30's fifth round"),
+)
+LOOKED_AT_SOURCES = tuple(s for _, sources, _ in LOOKED_AT_ROUNDS for s in sources)
+
+
+def looked_at_part(name: str) -> str | None:
+    """The short name of the looked-at part a cell belongs to, if any."""
+    return next((short for short, sources, _ in LOOKED_AT_ROUNDS if name.split("-")[0] in sources), None)
 
 
 def is_held_out(name: str) -> bool:
     """A third of the new styles' cells, fixed by a hash of the name before any was graded:
     no reader is tuned on them, and their figure is reported apart, never hidden."""
-    if is_fresh(name) or is_looked_at(name) or is_looked_at_4(name):
+    if is_fresh(name) or is_looked_at(name):
         return True
     return name.split("-")[0] in NEW_SOURCES and int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
 
@@ -90,19 +99,12 @@ def is_fresh(name: str) -> bool:
 
 
 def is_looked_at(name: str) -> bool:
-    """A cell of the former fresh part (s10-s12), read while changing readers in issue 30's third round."""
+    """A cell of a former fresh part, read in full after its fresh figure was taken."""
     return name.split("-")[0] in LOOKED_AT_SOURCES
 
 
-def is_looked_at_4(name: str) -> bool:
-    """A cell of the former fresh part (s13-s15), read while changing the grading in issue 30's fourth round."""
-    return name.split("-")[0] in LOOKED_AT_4_SOURCES
-
-
 TUNED = [n for n in CELLS if not is_held_out(n)]
-HELD_OUT = [n for n in CELLS if is_held_out(n) and not is_fresh(n) and not is_looked_at(n) and not is_looked_at_4(n)]
-LOOKED_AT = [n for n in CELLS if is_looked_at(n)]
-LOOKED_AT_4 = [n for n in CELLS if is_looked_at_4(n)]
+HELD_OUT = [n for n in CELLS if is_held_out(n) and not is_fresh(n) and not is_looked_at(n)]
 FRESH = [n for n in CELLS if is_fresh(n)]
 #: At most this share of cells may wait for the owner (an unsure rule): deferring a doubt is
 #: right, deferring everything would be no grading at all.
@@ -150,9 +152,7 @@ def _part(name: str) -> str:
     if is_fresh(name):
         return " [fresh held out]"
     if is_looked_at(name):
-        return " [s10-s12, looked at]"
-    if is_looked_at_4(name):
-        return " [s13-s15, looked at]"
+        return f" [{looked_at_part(name)}, looked at]"
     return " [held out, looked at]" if is_held_out(name) else ""
 
 
@@ -187,10 +187,8 @@ def test_the_offline_grading_agrees_with_the_human_labels(calibration: tuple[Any
     print("  " + _line("of which the older styles", older))
     print("  " + _line("of which the new styles", newer))
     print(_line("outcomes, hash held out (looked at while changing readers in issue 30's second round)", held))
-    print(_line("outcomes, s10-s12 (looked at while changing readers in issue 30's third round)",
-                _outcome_figures(LOOKED_AT, graded)))
-    print(_line("outcomes, s13-s15 (looked at while changing the grading in issue 30's fourth round)",
-                _outcome_figures(LOOKED_AT_4, graded)))
+    for short, _sources, when in LOOKED_AT_ROUNDS:
+        print(_line(f"outcomes, {short} ({when})", _outcome_figures([n for n in CELLS if looked_at_part(n) == short], graded)))
     print(_line("outcomes, fresh held out (never seen while changing readers)", _outcome_figures(FRESH, graded)))
     newest = [n for n in CELLS if n.split("-")[0] in ISSUE_30_SOURCES]
     print("  " + _line("of which issue 30's styles (s7-s9), tuned", _outcome_figures([n for n in newest if n in TUNED], graded)))
@@ -241,8 +239,8 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
     total = agree = 0
     false_yes = false_no = 0
     # wrong replies, replies, false approvals, false refusals
-    parts = {"tuned": [0, 0, 0, 0], "held out": [0, 0, 0, 0], "s10-s12, looked at": [0, 0, 0, 0],
-             "s13-s15, looked at": [0, 0, 0, 0], "fresh held out": [0, 0, 0, 0]}
+    parts = {"tuned": [0, 0, 0, 0], "held out": [0, 0, 0, 0],
+             **{f"{short}, looked at": [0, 0, 0, 0] for short, _, _ in LOOKED_AT_ROUNDS}, "fresh held out": [0, 0, 0, 0]}
     lines = []
     for name in CELLS:
         label = LABELS[name]
@@ -251,8 +249,8 @@ def test_the_scripted_user_answers_every_played_turn_as_the_labels_say(calibrati
         record = _record(name)
         names = Names(record["state"]["final"])
         fresh = is_fresh(name)
-        looked_at = is_looked_at(name) or is_looked_at_4(name)
-        which = "s13-s15, looked at" if is_looked_at_4(name) else "s10-s12, looked at"
+        looked_at = is_looked_at(name)
+        which = f"{looked_at_part(name)}, looked at"
         part = parts["fresh held out" if fresh else which if looked_at else
                      "held out" if is_held_out(name) else "tuned"]
         for (text, state, _entry), want in zip(_user_turns(record), label["user"]):
