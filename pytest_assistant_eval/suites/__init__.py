@@ -3,7 +3,8 @@
 Each suite is one package implementing ``suites.base.Suite``; its module is named here as a
 string and imported only when a run asks for it, so the session, the plugin and the CLI
 never import a suite's internals (tests/test_structure.py checks it). A third suite is one
-more package and one more line below.
+more package and one more line below. The tables and the review find the suite a folder or a
+record recorded through ``suites.recorded`` (issue 32).
 """
 
 from __future__ import annotations
