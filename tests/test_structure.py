@@ -293,6 +293,9 @@ TIERS: dict[str, int] = {
     "secret_forms": 0,
     # the neutral messages the conversation, the providers, the judge and the suites exchange (issue 32)
     "messages": 0,
+    # a YAML file read with its lines and its file-and-line errors: the calibration's cases and levels and the
+    # tables' prices file read YAML the same way (issue 32: it was the cases' own, reached by name from the tables)
+    "yaml_source": 0,
 }
 TIER_NAMES = {4: "front doors", 3: "stages", 2: "suites", 1: "what suites use", 0: "shared values"}
 
@@ -374,35 +377,34 @@ def test_the_package_circle_check_finds_a_circle_of_two_packages() -> None:
 
 
 # -- generic packages know a suite by its protocol, not by its name (issue 32) ------------------
-#: The registry's lookups of one part of a suite (``suites.suite_part`` and kin).
-REGISTRY_LOOKUPS = {"suite_part", "suite_module", "suite_module_name", "scripted_models", "suite_command"}
+#: The registry's lookups of a suite or one part of it (``suites.suite_part`` and kin).
+REGISTRY_LOOKUPS = {"suite_part", "suite_module", "suite_module_name", "scripted_models", "suite_command", "get_suite"}
 #: Packages that choose a suite (the front doors) or are one (suites/): they may name a suite.
 NAMING_SUITES = {"plugin", "cli", "demo", "__main__", "suites"}
-#: Lookups by a hard-coded suite name that remain in generic packages, per module: issue 32 item 3
-#: is still open for them (the tables and the review read the calibration's levels, key, world
-#: tools and checks by name; they should ask the suite recorded in the grading folder through
-#: protocol members). The count may only go down: a new lookup by name fails, one removed must
-#: be taken off here.
-NAMED_LOOKUPS: dict[str, int] = {
-    "agents.serve_tools": 1,
-    "review.command": 2, "review.context": 1, "review.grade": 1, "review.material": 2,
-    "tables.calibrate": 1, "tables.leaderboard": 1, "tables.lines": 2, "tables.prices": 1, "tables.report": 2,
-    "tables.summary": 1, "tables.trust": 1,
-}
+#: The registry's names of a suite that only the front doors and the registry may use.
+SUITE_NAME_CONSTANTS = {"DEFAULT_SUITE", "SUITES"}
+
+
+def _named(node: ast.AST) -> bool:
+    """A suite named by a constant: a string, or the registry's ``DEFAULT_SUITE``."""
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
+        isinstance(node, ast.Name) and node.id == "DEFAULT_SUITE") or (
+        isinstance(node, ast.Attribute) and node.attr == "DEFAULT_SUITE")
 
 
 def _named_lookups(tree: ast.AST) -> int:
-    """Calls of a registry lookup whose suite is a string constant or ``DEFAULT_SUITE``."""
+    """Calls of a registry lookup whose suite is a string constant or ``DEFAULT_SUITE`` (given by position
+    or by keyword), and imports of the registry's suite names."""
     count = 0
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("suites"):
+            count += sum(1 for a in node.names if a.name in SUITE_NAME_CONSTANTS)
+        if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        first = node.args[0]
-        named = (isinstance(first, ast.Constant) and isinstance(first.value, str)) or (
-            isinstance(first, ast.Name) and first.id == "DEFAULT_SUITE")
-        if name in REGISTRY_LOOKUPS and named:
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg in ("name", "suite"))]
+        if name in REGISTRY_LOOKUPS and any(_named(arg) for arg in given):
             count += 1
     return count
 
@@ -418,21 +420,19 @@ def _lookups_by_name() -> dict[str, int]:
     return found
 
 
-def test_no_new_registry_lookup_by_a_hard_coded_suite_name_in_a_generic_package() -> None:
+def test_no_registry_lookup_by_a_hard_coded_suite_name_in_a_generic_package() -> None:
+    """The tables, the review, the run, the agents and the generic judge ask the suite a front door
+    chose or a folder recorded (``suites.grading_suite``, ``suite_of_record``, ``get_suite(name)``
+    of a variable), through the ``Suite`` protocol (suites/base.py); the 16 lookups by name that were
+    left (issue 32 item 3) are gone, and a folder that records no suite gets the registry's default."""
     found = _lookups_by_name()
-    grown = [f"{m}: {n} lookup(s) by a suite's name (listed: {NAMED_LOOKUPS.get(m, 0)})"
-             for m, n in sorted(found.items()) if n > NAMED_LOOKUPS.get(m, 0)]
-    assert not grown, ("a generic package reaches a suite by its name; ask the suite the run or the folder "
-                       "recorded, through the Suite protocol (suites/base.py):\n" + "\n".join(grown))
-
-
-def test_every_listed_lookup_by_name_is_still_there() -> None:
-    found = _lookups_by_name()
-    stale = [f"{m}: listed {n}, found {found.get(m, 0)}" for m, n in sorted(NAMED_LOOKUPS.items())
-             if found.get(m, 0) < n]
-    assert not stale, "fewer lookups by a suite's name than listed: lower NAMED_LOOKUPS\n" + "\n".join(stale)
+    named = [f"{m}: {n} lookup(s) by a suite's name" for m, n in sorted(found.items())]
+    assert not named, ("a generic package reaches a suite by its name; ask the suite the run or the folder "
+                       "recorded, through the Suite protocol (suites/base.py):\n" + "\n".join(named))
 
 
 def test_the_lookup_check_finds_a_lookup_by_name_and_not_one_by_a_variable() -> None:
-    tree = ast.parse("suite_part('calibration', 'levels')\nsuites.suite_module(DEFAULT_SUITE)\nsuite_part(name, 'x')\n")
-    assert _named_lookups(tree) == 2
+    tree = ast.parse("suite_part('calibration', 'levels')\nsuites.suite_module(DEFAULT_SUITE)\nsuite_part(name, 'x')\n"
+                     "get_suite(suite_of_record(fmt))\nsuites.get_suite(name='agentdojo')\nrecord.get('format')\n"
+                     "from pytest_assistant_eval.suites import DEFAULT_SUITE, grading_suite\n")
+    assert _named_lookups(tree) == 4

@@ -17,6 +17,7 @@ from pytest_assistant_eval import cli
 from pytest_assistant_eval.suites import SUITES, SUITES_VARIABLE, make_suite
 from pytest_assistant_eval.suites.base import Suite
 from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions
+from pytest_assistant_eval.suites.recorded import get_suite, suite_of_record
 from pytest_assistant_eval.tables.leaderboard import leaderboard_command
 
 TESTS = Path(__file__).resolve().parent
@@ -43,6 +44,21 @@ def test_the_toy_suite_is_a_suite_on_the_defaults_alone(toy_registered, tmp_path
     assert (suite.run_format, suite.record_format) == ("assistant-eval.toy-run/1", "assistant-eval.toy-cell/1")
     assert [c.cell_id for c in suite.cells] == ["TOY-France__r1", "TOY-Japan__r1", "TOY-Kenya__r1"]
     assert suite.identity(ModelSpec("scripted", "oracle"))["benchmark"] == "toy"
+
+
+def test_the_tables_and_the_review_read_a_toy_suite_on_the_protocols_defaults(toy_registered):
+    """The reading members (issue 32) need nothing of a third suite: no levels, no cases, no tools of
+    a table, its records known by their format, and what only the calibration's review does refused by name."""
+    suite = get_suite(suite_of_record("assistant-eval.toy-cell/1"))
+    assert isinstance(suite, Suite) and suite.name == "toy"
+    assert (suite.definition_errors, suite.load_levels(REPO), suite.task_pairs(REPO), suite.tool_specs()) == ((), None, {}, {})
+    assert suite.automatic_level("toy-model", 8000, None, "openai") is None and suite.review_sections({}, {}, None) == []
+    state = suite.state_record({"capitals": [1]}, {"capitals": [2]})
+    assert state["start_digest"] != state["final_digest"] and (state["diff"], state["final"]) == ([], {"capitals": [2]})
+    assert suite.state_record({"a": 1}, {"a": 1})["start_digest"] == suite.state_record({"a": 1}, {})["start_digest"]
+    for refused in (lambda: suite.load_cases(REPO), lambda: suite.check_record({}, None, None)):
+        with pytest.raises(ValueError, match="toy"):
+            refused()
 
 
 def test_a_toy_suite_runs_through_run_grade_ai_the_leaderboard_and_the_report(toy_registered, tmp_path, capsys):

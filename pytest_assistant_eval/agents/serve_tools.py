@@ -54,11 +54,7 @@ def serve_tools_command(args: argparse.Namespace) -> int:
     from pytest_assistant_eval.agents.recorder import ToolRecorder
     from pytest_assistant_eval.conversation.loop import Conversation
     from pytest_assistant_eval.records import now, write_json_atomic
-    from pytest_assistant_eval.suites import suite_part
     from pytest_assistant_eval.suites.plan import UsageError
-
-    world_state = suite_part("calibration", "world.state")  # the calibration's world (issue 32: by the registry)
-    diff_states, state_digest = world_state.diff_states, world_state.state_digest
 
     try:
         suite, prepared = _prepared(args.world, args.calibration, args.case, args.level)
@@ -94,8 +90,7 @@ def serve_tools_command(args: argparse.Namespace) -> int:
                 "service_log": [entry.to_dict() for entry in world.log],
                 "transcript": [e for e in state.transcript if e.get("type") == "tool"],
                 "cap_hits": state.cap_hits,
-                "state": {"start_digest": state_digest(start_state), "final_digest": state_digest(end_state),
-                          "diff": [c.to_dict() for c in diff_states(start_state, end_state)], "final": end_state},
+                "state": suite.state_record(start_state, end_state),  # the suite's world (issue 32: its protocol)
             })
         finally:
             world.close()

@@ -42,18 +42,15 @@ def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions,
                    out: TextIO = sys.stdout) -> int:
     """``assistant-eval review``; ``open_grading``: how the grading folder is read (the front door
     hands in ``tables.grading_source.open_grading``: the review sits below the tables, issue 32)."""
-    from pytest_assistant_eval.suites import suite_part
-
-    CaseFileErrors = suite_part("calibration", "cases.errors").CaseFileErrors
-    from pytest_assistant_eval.suites import suite_part
-
-    LevelsError = suite_part("calibration", "levels").LevelsError
     from pytest_assistant_eval.review.context import open_review
+    from pytest_assistant_eval.suites.recorded import grading_suite
+
+    suite = grading_suite(grading_dir)  # the suite whose grading it is, by its protocol (issue 32)
 
     try:
         with grading_lock(grading_dir):
             ctx = open_review(grading_dir, calibration, options.results, open_grading=open_grading,
-                              all_cells=options.all_cells)
+                              all_cells=options.all_cells, suite=suite)
             if options.helpfulness:
                 from pytest_assistant_eval.review import helpfulness
 
@@ -88,6 +85,6 @@ def review_command(grading_dir: Path, calibration: Path, options: ReviewOptions,
 
             TerminalReview(ctx, out=out).run(options.sitting, options.regrade)
             return 0
-    except (ReviewRefused, RecordError, CaseFileErrors, LevelsError, OSError) as exc:
+    except (ReviewRefused, RecordError, *suite.definition_errors, OSError) as exc:
         print(f"assistant-eval review: {exc}", file=sys.stderr)
         return 2

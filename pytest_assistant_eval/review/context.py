@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pytest_assistant_eval.judging.blind import Blinder
 from pytest_assistant_eval.review.queue import draw_queue, judged_items, refresh_queue
@@ -28,10 +28,6 @@ from pytest_assistant_eval.review.store import (
     write_index,
 )
 from pytest_assistant_eval.judging.not_graded import not_graded_advice
-
-if TYPE_CHECKING:  # only types: the calibration's key and levels come through the registry (suite_part)
-    from pytest_assistant_eval.suites.calibration import levels as levels_mod
-    from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 
 __all__ = ["ReviewContext", "open_review", "is_done", "GradingView"]
 
@@ -61,11 +57,13 @@ class ReviewContext:
     grading_dir: Path
     source: GradingView
     cells: dict[int, dict[str, Any]]
-    cases: CaseSet
-    levels: levels_mod.Levels
+    cases: Any  # the suite's cases (``Suite.load_cases``): its key, its tasks
+    levels: Any  # the suite's levels: their names and escalation sentences
     blinder: Blinder
     index: ReviewIndex
     reviews: dict[int, CellReview]
+    #: The suite whose grading is reviewed (``suites.grading_suite``): its checks and material (issue 32).
+    suite: Any = None
 
     @property
     def grading(self) -> dict[str, Any]:
@@ -89,7 +87,7 @@ class ReviewContext:
         write_index(self.grading_dir, self.index)
 
 
-def _blinder(source: GradingView, levels: levels_mod.Levels) -> Blinder:
+def _blinder(source: GradingView, levels: Any) -> Blinder:
     names = {ident.get("model") for ident in source.identities.values()} | set(source.folders)
     every = list(levels.levels.values())
     return Blinder(tuple(sorted(n for n in names if n)), tuple(levels.names),
@@ -97,16 +95,18 @@ def _blinder(source: GradingView, levels: levels_mod.Levels) -> Blinder:
 
 
 def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), *, open_grading: OpenGrading,
-                all_cells: bool = False, need_records: bool = True) -> ReviewContext:
+                all_cells: bool = False, need_records: bool = True, suite: Any = None) -> ReviewContext:
     """Read everything a review needs; draw the queue once (written to review.json) or extend it.
 
     The caller holds the grading folder's lock. A folder with cells still to grade, or whose
     results folders are not found, is refused: the queue is drawn over every graded cell, and
-    the owner reads the record.
+    the owner reads the record. ``suite``: the suite whose grading it is (default: the one the folder
+    recorded, ``suites.grading_suite``); its cases, checks and material are read through its protocol.
     """
-    from pytest_assistant_eval.suites import suite_part
+    if suite is None:
+        from pytest_assistant_eval.suites.recorded import grading_suite
 
-    load_calibration = suite_part("calibration", "plan").load_calibration
+        suite = grading_suite(grading_dir)
 
     source = open_grading(grading_dir, results)
     if source.ungraded:
@@ -115,7 +115,7 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
     if need_records and source.missing_folders:
         raise ReviewRefused(f"the results folder(s) {', '.join(source.missing_folders)} were not found beside "
                             f"{grading_dir}; give them with --results")
-    cases, levels = load_calibration(calibration)
+    cases, levels = suite.load_cases(calibration)
     cells = {c["n"]: c for c in source.cells}
     index = read_index(grading_dir)
     if index is None:
@@ -124,4 +124,4 @@ def open_review(grading_dir: Path, calibration: Path, results: Sequence[Path] = 
     elif refresh_queue(index, source.cells, source.index, all_cells=all_cells) or (all_cells and not index.all):
         write_index(grading_dir, index)
     return ReviewContext(grading_dir, source, cells, cases, levels, _blinder(source, levels), index,
-                         read_reviews(grading_dir))
+                         read_reviews(grading_dir), suite)

@@ -42,11 +42,7 @@ def grade_fields(result: Mapping[str, Any], understandability: int | None) -> di
 def owner_grade(ctx: ReviewContext, n: int, verdicts: Mapping[str, str], understandability: int | None
                 ) -> dict[str, Any]:
     """The cell's grade with ``verdicts`` (every judged item's) in place of the judge's."""
-    from pytest_assistant_eval.suites import suite_part
-
-    check_record = suite_part("calibration", "grade.folder").check_record
-
-    checked = check_record(ctx.record(n), ctx.cases, ctx.levels)
+    checked = ctx.suite.check_record(ctx.record(n), ctx.cases, ctx.levels)  # the suite's code checks
     ids = {i.id for i in checked.items if i.pending}
     expected = {str(i["id"]) for i in ctx.judged(n)}
     if ids != expected:

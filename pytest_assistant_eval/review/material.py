@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_assistant_eval.judging.items import Section
-from pytest_assistant_eval.suites import suite_part
 from pytest_assistant_eval.review.context import ReviewContext
 
 __all__ = ["sections", "terminal_text", "markdown_text", "item_line", "claim_log_text", "FOLD_TERMINAL"]
@@ -24,11 +23,7 @@ FOLD_TERMINAL = 240
 def sections(ctx: ReviewContext, n: int) -> list[Section]:
     cell = ctx.cells[n]
     record = ctx.record(n)
-    if cell["kind"] == "task":
-        task = next(t for t in ctx.cases.tasks if t.id == cell["case"])
-        raw = suite_part("calibration", "checks.material").task_sections(record, task)
-    else:
-        raw = suite_part("calibration", "checks.material").question_sections(record, ctx.cases)
+    raw = ctx.suite.review_sections(record, cell, ctx.cases)  # the suite's material (issue 32)
     out = [Section(s.title, ctx.blinder.blind(s.text), s.data) for s in raw]
     settled = [i for i in cell.get("items") or [] if i.get("settled_by") == "check"]
     if settled:

@@ -3,7 +3,8 @@
 Each suite is one package implementing ``suites.base.Suite``; its module is named here as a
 string and imported only when a run asks for it, so the session, the plugin and the CLI
 never import a suite's internals (tests/test_structure.py checks it). A third suite is one
-more package and one more line below.
+more package and one more line below. The tables and the review find the suite a folder or a
+record recorded through ``suites.recorded`` (issue 32).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def suite_module(name: str) -> Any:
 
 
 def suite_part(name: str, part: str) -> Any:
-    """A named part of a suite's package (``suite_part("calibration", "levels")``): how the tables,
-    the review and the front doors read what only that suite has (its levels, its cases, its
-    grading) without importing its internals (tests/test_structure.py)."""
+    """A named part of a suite's package (``suite_part("calibration", "world.build")``): how the front
+    doors reach what only the suite they chose has (its world's build, its grade-ai) without importing
+    its internals (tests/test_structure.py). The tables and the review ask a suite's protocol instead
+    (``suites.recorded``: the suite a folder recorded), never a part by a suite's name."""
     package = suite_module_name(name).rpartition(".")[0]
     return importlib.import_module(f"{package}.{part}")
 

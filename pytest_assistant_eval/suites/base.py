@@ -16,6 +16,13 @@ A suite module also gives ``make_suite(options, commit)`` and ``suite_options(pa
 what a benchmark is: its cells (``cells``), one cell ready to run (``prepare``: its world
 backend, setting, opening turns, user), its reference assistants (``scripted``), its data
 notice (``data_source``) and, in its module, its grading and board (docs/suites.md).
+
+The reading members (``definition_errors``, ``load_levels``, ``load_cases``, ``task_pairs``,
+``automatic_level``, ``tool_specs``, ``check_record``, ``review_sections``, ``state_record``) are
+how the tables, the review and serve-tools know a suite (issue 32): they ask the suite a folder
+recorded (``suites.get_suite``, ``suites.grading_suite``), never one by its name. They need no run:
+``suites.get_suite(name)`` makes the suite's ``reading_suite()``, and ``SuiteBase`` gives a suite
+without levels, cases or a world of tables defaults that say so.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from pytest_assistant_eval.conversation.loop import Conversation, LevelSetting, Limits, LoopState
 from pytest_assistant_eval.suites.plan import ModelSpec
 
-__all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "SuiteBase", "UserSide", "next_command"]
+__all__ = ["PlannedCell", "PreparedCell", "FinishedCell", "Suite", "SuiteBase", "UserSide", "next_command",
+           "reading_suite"]
 
 
 class PlannedCell(Protocol):
@@ -140,6 +148,35 @@ class Suite(Protocol):
     def next_command(self, folders: list[Path], out: Path) -> str:
         """The command that grades this run's results folders (said after a finished run)."""
 
+    # -- what the tables, the review and serve-tools read of a suite, without a run (issue 32) -----
+    definition_errors: tuple[type[Exception], ...]  # a bad definition file (levels, cases): said, exit 2
+
+    def load_levels(self, definition: Path) -> Any:
+        """The owner's levels (their settings and the trust verdict's bars) of a definition folder
+        (``--calibration DIR``); None for a suite without levels."""
+
+    def load_cases(self, definition: Path) -> tuple[Any, Any]:
+        """The suite's cases and levels of a definition folder, as its grading read them (the review)."""
+
+    def task_pairs(self, definition: Path) -> dict[str, str]:
+        """Task id -> the id of the task it is paired with (the leaderboard's pairs); none by default."""
+
+    def automatic_level(self, model_name: str, context_window: int | None, levels: Any,
+                        provider: str | None) -> str | None:
+        """The level a model is placed at by the suite's rules (a table's ``automatic_level``)."""
+
+    def tool_specs(self) -> dict[str, Any]:
+        """Tool name -> its ``ToolSpec`` (name, description, parameters): what a prompt estimate counts."""
+
+    def check_record(self, record: dict[str, Any], cases: Any, levels: Any) -> Any:
+        """A record's code checks, the items left to judge (``finish(verdicts, grader)``): the owner's grade."""
+
+    def review_sections(self, record: dict[str, Any], cell: dict[str, Any], cases: Any) -> list[Any]:
+        """What the owner reads of a graded cell (``judging.items.Section``s, before blinding)."""
+
+    def state_record(self, start: Any, end: Any) -> dict[str, Any]:
+        """A record's ``state``: the world's start and final digests, their diff, the final state."""
+
 
 def next_command(folders: Sequence[Path], out: Path) -> str:
     """The ``grade-ai`` that grades this run's results folders, into a grading folder outside all of them.
@@ -211,3 +248,47 @@ class SuiteBase:
         from pytest_assistant_eval.suites.plan import UsageError
 
         raise UsageError(f"the {self.name} suite has no reference assistant scripted:{name}")
+
+    # -- reading (issue 32): what the tables, the review and serve-tools ask; a suite without
+    # levels, cases or a world of tables says so by these defaults and writes none of them.
+    definition_errors: tuple[type[Exception], ...] = ()
+
+    def load_levels(self, definition: Path) -> Any:
+        return None  # no levels: every model is asked one setting
+
+    def load_cases(self, definition: Path) -> tuple[Any, Any]:
+        raise ValueError(f"the {self.name} suite has no case files to review")
+
+    def task_pairs(self, definition: Path) -> dict[str, str]:
+        return {}
+
+    def automatic_level(self, model_name: str, context_window: int | None, levels: Any,
+                        provider: str | None) -> str | None:
+        return None
+
+    def tool_specs(self) -> dict[str, Any]:
+        return {}
+
+    def check_record(self, record: dict[str, Any], cases: Any, levels: Any) -> Any:
+        raise ValueError(f"the {self.name} suite's records are graded by its own grade-ai, not reviewed")
+
+    def review_sections(self, record: dict[str, Any], cell: dict[str, Any], cases: Any) -> list[Any]:
+        return []
+
+    def state_record(self, start: Any, end: Any) -> dict[str, Any]:
+        """Digests of the states' canonical JSON; no field-level diff (a suite's own world knows its keys)."""
+        import hashlib
+        import json
+
+        def digest(state: Any) -> str:
+            text = json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+            return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+        return {"start_digest": digest(start), "final_digest": digest(end), "diff": [], "final": end}
+
+
+def reading_suite(name: str) -> SuiteBase:
+    """A suite with no reading of its own (``suites.get_suite`` of a module without ``reading_suite``): the defaults."""
+    suite = SuiteBase()
+    suite.name = name
+    return suite

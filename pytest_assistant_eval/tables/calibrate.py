@@ -357,19 +357,18 @@ def render_calibration(lines: Sequence[Mapping[str, Any]], answers: Mapping[str,
 def calibrate_command(results_file: Path, calibration: Path, *, set_version: str | None = None,
                       key_version: str | None = None, out: TextIO = sys.stdout, fmt: str = "text",
                       table: str | None = None) -> int:
-    from pytest_assistant_eval.suites import suite_part
+    from pytest_assistant_eval.suites.recorded import results_file_suite
 
-    _levels = suite_part("calibration", "levels")
-    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
+    suite = results_file_suite(results_file)  # the suite whose lines they are, by its protocol (issue 32)
     from pytest_assistant_eval.tables.results_file import ResultsFileError, read_lines
 
     try:
-        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        levels = suite.load_levels(calibration)
         lines = latest(read_lines(results_file, READ_FIELDS).lines)
         from pytest_assistant_eval.tables.model_names import relabel_lines
 
         relabel_lines(lines)  # one name per model identity, also over the lines of several gradings (issue 29)
-    except (ResultsFileError, LevelsError, OSError) as exc:
+    except (ResultsFileError, *suite.definition_errors, OSError) as exc:
         print(f"assistant-eval calibrate: {exc}", file=sys.stderr)
         return 2
     if not lines:

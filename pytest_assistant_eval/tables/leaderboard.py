@@ -252,7 +252,9 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     except RecordError as exc:
         print(f"assistant-eval leaderboard: {exc}", file=sys.stderr)
         return 2
-    pairs = task_pairs(calibration)
+    from pytest_assistant_eval.suites.recorded import grading_suite
+
+    pairs = task_pairs(calibration, grading_suite(grading_dir))
     boards = collect(cells, pairs, by_level)
     if fmt != "text":
         from pytest_assistant_eval.tabular.formats import emit
@@ -270,10 +272,10 @@ def leaderboard_command(grading_dir: Path, calibration: Path | None = None, out:
     return 0
 
 
-def task_pairs(calibration: Path | None) -> dict[str, str]:
-    from pytest_assistant_eval.suites import suite_part
+def task_pairs(calibration: Path | None, suite: Any = None) -> dict[str, str]:
+    """Task id -> its paired task's, from the suite's cases (``Suite.task_pairs``; default: ``suites.default_suite``)."""
+    if suite is None:
+        from pytest_assistant_eval.suites.recorded import default_suite
 
-    load_calibration = suite_part("calibration", "plan").load_calibration
-
-    cases, _ = load_calibration(calibration or default_calibration_dir())
-    return {t.id: t.pair for t in cases.tasks if t.pair}
+        suite = default_suite()
+    return dict(suite.task_pairs(calibration or default_calibration_dir()))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_assistant_eval.providers.generation import identity_words
-from pytest_assistant_eval.suites import suite_part
+from pytest_assistant_eval.suites.recorded import get_suite, grading_suite, suite_of_record
 from pytest_assistant_eval.tables.model_names import display_names
 from pytest_assistant_eval.tables.results_file import FIELDS, LINE_FORMAT
 from pytest_assistant_eval.tabular.usage import LINE_USAGE_FIELDS
@@ -32,9 +32,7 @@ from pytest_assistant_eval.tables.waiting import (
     waiting_reasons,
 )
 
-#: The calibration's levels (setting ids, placement, the setting mix): the tables' lines are of its cells.
-levels_mod = suite_part("calibration", "levels")
-
+from pytest_assistant_eval.tabular.setting_keys import setting_id, setting_mix
 
 
 class GradingSource(Protocol):
@@ -76,15 +74,19 @@ class BuiltLines:
     names: dict[str, str] = field(default_factory=dict)
 
 
-@lru_cache(maxsize=64)
-def _tool_chars(tools: tuple[str, ...]) -> int:
-    from pytest_assistant_eval.suites import suite_part
+#: Record format -> the tool specs of the suite that writes it (``Suite.tool_specs``), asked once per format.
+_SPECS_OF_FORMAT: dict[Any, Mapping[str, Any]] = {}
 
-    SPECS_BY_NAME = suite_part("calibration", "world.tools").SPECS_BY_NAME
+
+@lru_cache(maxsize=64)
+def _tool_chars(fmt: Any, tools: tuple[str, ...]) -> int:
+    specs = _SPECS_OF_FORMAT.get(fmt)
+    if specs is None:  # the suite the record names by its format (issue 32), never one by name
+        specs = _SPECS_OF_FORMAT[fmt] = get_suite(suite_of_record(fmt)).tool_specs()
 
     total = 0
     for name in tools:
-        spec = SPECS_BY_NAME.get(name)
+        spec = specs.get(name)
         if spec is not None:
             total += len(json.dumps({"name": spec.name, "description": spec.description,
                                      "parameters": spec.parameters}))
@@ -105,7 +107,7 @@ def _estimate_prompt(record: Mapping[str, Any]) -> int | None:
         chars += len(m.get("content") or "")
         for call in m.get("tool_calls") or []:
             chars += len(json.dumps(call.get("arguments"))) + len(call.get("name") or "")
-    chars += _tool_chars(tuple(t.get("name", "") for t in record.get("tools") or []))
+    chars += _tool_chars(record.get("format"), tuple(t.get("name", "") for t in record.get("tools") or []))
     return chars // 4 + 4 * len(messages)
 
 
@@ -119,7 +121,7 @@ MEASURED_FIELDS = (
 #: Every field of a line as the tables hold it: a results line's (``FIELDS``) and the usage only the
 #: tables read (``usage.LINE_USAGE_FIELDS``); ``recordable`` keeps a line's ``FIELDS`` for the file.
 LINE_FIELDS = (*FIELDS, *LINE_USAGE_FIELDS)
-#: What ``levels.setting_mix`` compares of the cells of one model at one level (S3.4).
+#: What ``setting_keys.setting_mix`` compares of the cells of one model at one level (S3.4).
 _MIX_FIELDS = ("system_hash", "tools_hash", "behaviour")
 
 
@@ -139,7 +141,7 @@ def measured(record: Mapping[str, Any] | None) -> dict[str, Any]:
     offload = record.get("cpu_offload")
     out.update({
         "date": (record.get("finished_at") or record.get("started_at") or "")[:10] or None,
-        "setting": levels_mod.setting_id(key),
+        "setting": setting_id(key),
         "system_hash": (key or {}).get("system_hash"),
         "tools_hash": (key or {}).get("tools_hash"),
         "behaviour": (key or {}).get("behaviour"),
@@ -313,15 +315,17 @@ def recordable(line: Mapping[str, Any]) -> dict[str, Any]:
     return {f: line[f] for f in FIELDS}
 
 
-def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: datetime | None = None,
-                fields: tuple[str, ...] = LINE_FIELDS) -> BuiltLines:
+def build_lines(source: GradingSource, levels: Any, *, now: datetime | None = None,
+                fields: tuple[str, ...] = LINE_FIELDS, suite: Any = None) -> BuiltLines:
     """One line per graded cell, skipped cell and cell not applicable of every graded results folder.
 
     ``fields``: the fields each line has (all of ``LINE_FIELDS`` unless a caller that only counts asks
     for fewer, as the summary's tables do: 100,000 lines of 63 fields cost a second to build). Every
     line has the usage fields (``usage.USAGE_FIELDS``), whatever is asked: usage is counted once, from
-    the records, in every table (issue 29).
+    the records, in every table (issue 29). ``suite``: the suite whose grading it is (its ``Suite.automatic_level``
+    places each model; default: the suite the folder recorded, ``suites.grading_suite``); ``levels``: its levels.
     """
+    suite = suite if suite is not None else grading_suite(source.path)
     fields = (*fields, *(f for f in (*LINE_USAGE_FIELDS, "requests", "output_tokens") if f not in fields))
     recorded_at = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     index = source.index
@@ -406,7 +410,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
         windows = windows_of[folder]
         window = max(windows) if windows else None
         name = f"scripted:{model_name}" if preset == "scripted" else str(model_name)
-        automatic = levels_mod.placement(name, None, window, levels, provider=preset)
+        automatic = suite.automatic_level(name, window, levels, preset)
         relaxed = [f"data_collection: {identity['data_collection']}"] if identity.get("data_collection") else []
         settings = identity_words(identity.get("generation"))  # issue 33: two settings are two identities
         common = {"line_format": LINE_FORMAT, "recorded_at": recorded_at, "model": built.names[folder], "preset": preset,
@@ -433,7 +437,7 @@ def build_lines(source: GradingSource, levels: levels_mod.Levels, *, now: dateti
             built.lines.append(line)
 
     for (folder, level), found in sorted(mixes.items()):
-        mix = levels_mod.setting_mix([dict(zip(_MIX_FIELDS, values)) for values in found])
+        mix = setting_mix([dict(zip(_MIX_FIELDS, values)) for values in found])
         if mix:
             built.warnings.append(f"{folder} at {level}: its cells were asked with {'; '.join(mix)}: "
                                   "their grades are not of one setting")

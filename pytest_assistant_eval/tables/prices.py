@@ -90,10 +90,7 @@ def route_key(preset: str | None, model_name: str | None) -> str:
 
 def load_prices(path: Path) -> Prices:
     """Read and check a prices file; every problem in one ``PricesError``, each as ``FILE:LINE: what``."""
-    from pytest_assistant_eval.suites import suite_part
-
-    _yamlsource = suite_part("calibration", "cases.yamlsource")
-    Fields, Source = _yamlsource.Fields, _yamlsource.Source
+    from pytest_assistant_eval.yaml_source import Fields, Source  # the case files' reader (issue 32: below both)
     from pytest_assistant_eval.providers.presets import KNOWN_PRESETS
 
     errors: list = []

@@ -403,23 +403,22 @@ def _static(name: str) -> str:
 def build_report(grading_dir: Path, calibration: Path, results: Sequence[Path] = (), k: int = 2,
                  unblind: bool = False, compare: Sequence[str] | None = None, prices: Any = None) -> str:
     """The page for a grading folder: read it (and the results folders it graded), count, render."""
-    from pytest_assistant_eval.suites import suite_part
-
-    load_levels = suite_part("calibration", "levels").load_levels
+    from pytest_assistant_eval.suites.recorded import grading_suite
     from pytest_assistant_eval.tables.leaderboard import task_pairs
     from pytest_assistant_eval.tables.lines import build_lines
 
     from pytest_assistant_eval.tables.report_plots import PlotProcess
 
     plotter = PlotProcess()  # matplotlib loads in a second process while this one reads the grading
+    suite = grading_suite(grading_dir)  # the suite whose grading it is, by its protocol (issue 32)
     try:
-        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        levels = suite.load_levels(calibration)
         opened = open_grading(grading_dir, results, command="report")
         source = _KeptSource(**{f: getattr(opened, f) for f in ("path", "index", "cells", "folders", "identities",
                                                                "ungraded")})
-        built = build_lines(source, levels)
-        return render_page(page_context(source, built, levels, task_pairs(calibration), k, plotter, unblind, compare,
-                                        prices))
+        built = build_lines(source, levels, suite=suite)
+        return render_page(page_context(source, built, levels, task_pairs(calibration, suite), k, plotter, unblind,
+                                        compare, prices))
     finally:
         plotter.close()
 
@@ -428,9 +427,9 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
                    results: Sequence[Path] = (), k: int = 2, out: TextIO | None = None, unblind: bool = False,
                    compare: Sequence[str] | None = None, prices_file: Path | None = None) -> int:
     """Write the page (default ``GRADING/report.html``) atomically and print where it is."""
-    from pytest_assistant_eval.suites import suite_part
+    from pytest_assistant_eval.suites.recorded import grading_suite
 
-    LevelsError = suite_part("calibration", "levels").LevelsError
+    definition_errors = grading_suite(grading_dir).definition_errors  # its levels or cases files, wrong
     from pytest_assistant_eval.records import RecordError, write_text_atomic
     from pytest_assistant_eval.results.writer_lock import FolderInUse
 
@@ -463,7 +462,7 @@ def report_command(grading_dir: Path, calibration: Path, out_file: Path | None =
                                                          prices)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, page)
-    except (RecordError, LevelsError, OSError, FolderInUse) as exc:
+    except (RecordError, *definition_errors, OSError, FolderInUse) as exc:
         print(f"assistant-eval report: {exc}", file=sys.stderr)
         return 2
     size = len(page.encode("utf-8"))

@@ -303,10 +303,9 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
                     table: str | None = None, prices_file: Path | None = None) -> int:
     from pytest_assistant_eval.judging.lock import grading_lock
 
-    from pytest_assistant_eval.suites import suite_part
+    from pytest_assistant_eval.suites.recorded import grading_suite
 
-    _levels = suite_part("calibration", "levels")
-    LevelsError, load_levels = _levels.LevelsError, _levels.load_levels
+    suite = grading_suite(grading_dir)  # the suite whose grading it is, by its protocol (issue 32)
     from pytest_assistant_eval.records import RecordError
     from pytest_assistant_eval.tables.grading_source import open_grading
     from pytest_assistant_eval.tables.lines import LINE_FIELDS, build_lines, recordable
@@ -321,12 +320,12 @@ def summary_command(grading_dir: Path, calibration: Path, *, results: Sequence[P
         print(f"assistant-eval summary: --prices {prices_file}:\n{exc}", file=sys.stderr)
         return 2
     try:
-        levels = load_levels(calibration / "levels.yaml", known_tools=None)
+        levels = suite.load_levels(calibration)
         source = open_grading(grading_dir, results, slim=True, narrow=True,  # through digests (docs/digests.md)
                               command="summary")
         shown = SHOWN_FIELDS if fmt == "text" else DATA_FIELDS
-        built = build_lines(source, levels, fields=LINE_FIELDS if record else shown)
-    except (RecordError, LevelsError, OSError, FolderInUse) as exc:
+        built = build_lines(source, levels, fields=LINE_FIELDS if record else shown, suite=suite)
+    except (RecordError, *suite.definition_errors, OSError, FolderInUse) as exc:
         print(f"assistant-eval summary: {exc}", file=sys.stderr)
         return 2
     groups = summary_groups(built, levels.names, source.identities)

@@ -27,11 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_assistant_eval.stats import Interval, wilson
-from pytest_assistant_eval.suites import suite_part
 from pytest_assistant_eval.tables.evidence import bar, evidence_level, level_classes, question_tallies
-
-#: The calibration's trust bars (its levels.yaml ``trust:``), read through the registry (issue 32).
-TrustBars = suite_part("calibration", "levels").TrustBars
+from pytest_assistant_eval.tabular.trust_bars import TrustBars  # a suite's levels set them (issue 32: below both)
 
 __all__ = ["BEHAVIOURS", "STATUSES", "Requirement", "LevelTrust", "Verdict", "level_trust", "verdict", "verdicts"]
 

@@ -28,13 +28,12 @@ level at the same rank (first, middle, last) is used.
 
 Size: loading with its file-and-line errors (the trust verdict's bars too), the setting key and
 placement are three jobs in one module; placement (`placement`, `_size_from_name`, `_is_frontier`) and the setting key
-(`setting_key`, `setting_change`, `setting_mix`) would each split off.
+(`setting_key`, `setting_change`) would each split off. What the tables read of a key (`setting_id`,
+`setting_mix`) and the trust bars live in ``tabular/`` (issue 32) and are re-exported here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,8 +42,10 @@ from typing import Any
 
 import yaml
 
-from pytest_assistant_eval.suites.calibration.cases.yamlsource import line_of, merge_keys
+from pytest_assistant_eval.yaml_source import line_of, merge_keys
 from pytest_assistant_eval.input_files import read_input_text
+from pytest_assistant_eval.tabular.setting_keys import canonical_json, setting_id, setting_mix, sha256_hex as _sha256
+from pytest_assistant_eval.tabular.trust_bars import TrustBars
 
 __all__ = [
     "BEHAVIOUR_VERSION",
@@ -108,18 +109,6 @@ class Level:
     keep_last_rounds: int
     escalation_sentence: str
     answers: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TrustBars:
-    """What the trust verdict asks of a level's task runs (issue 29, ``tables/trust.py``; ``docs/levels.md``).
-
-    ``behaviour_bar``: the share of the runs a behaviour check applied to that must pass it;
-    ``min_runs``: fewer applicable runs than this are too few to tell, never a pass.
-    """
-
-    behaviour_bar: float = 0.90
-    min_runs: int = 3
 
 
 @dataclass(frozen=True)
@@ -449,15 +438,6 @@ def _load_level(
 # ---------------------------------------------------------------------------
 
 
-def canonical_json(obj: Any) -> str:
-    """The one JSON spelling hashed everywhere: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def setting_key(level: Level, tool_definitions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The level setting key a cell records (S3.4).
 
@@ -512,40 +492,6 @@ def setting_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None
     if changed:
         return "the level setting changed: " + ", ".join(changed)
     return None
-
-
-def setting_id(key: Mapping[str, Any] | None) -> str | None:
-    """A short name for one whole setting key (12 hex digits of its hash); None for an unknown key.
-
-    Tables show a level setting by this when one model's cells at one level were asked under
-    more than one setting, so the rows are never merged.
-    """
-    if not key:
-        return None
-    return _sha256(canonical_json(dict(key)))[:12]
-
-
-_MIX_PARTS = (("system_hash", "instructions (system_hash)"), ("tools_hash", "tools (tools_hash)"),
-              ("behaviour", "behaviour versions"))
-
-
-def setting_mix(keys: Iterable[Mapping[str, Any] | None]) -> list[str]:
-    """What differs among the setting keys of one model's cells at one level (S3.4); empty when one setting.
-
-    Each part names how many values it has and which (hashes shortened to 8 digits). A cell
-    without a key or without the field (written before it was recorded) is "unknown", which
-    counts only beside a known value: cells that all predate the key are not mixed, as far
-    as anyone can tell.
-    """
-    keys = list(keys)
-    found: list[str] = []
-    for field_name, words in _MIX_PARTS:
-        known = sorted({str(k[field_name]) for k in keys if k and k.get(field_name)})
-        unknown = any(not k or not k.get(field_name) for k in keys)
-        if len(known) > 1 or (unknown and known):
-            shown = [v[:8] if field_name != "behaviour" else v for v in known] + (["unknown"] if unknown else [])
-            found.append(f"{len(shown)} {words}: {', '.join(shown)}")
-    return found
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from pytest_assistant_eval.suites.calibration import levels as levels_mod
 from pytest_assistant_eval.suites.calibration.cases.model import KeyEntry, Question, Task
 from pytest_assistant_eval.suites.calibration.cases.tasks import policy_for
 from pytest_assistant_eval.conversation.loop import LevelSetting, Limits
-from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
 from pytest_assistant_eval.suites.plan import ModelSpec, RunOptions
 from pytest_assistant_eval.suites.calibration.plan import (
     CellSpec,
@@ -29,15 +28,15 @@ from pytest_assistant_eval.suites.calibration.plan import (
 from pytest_assistant_eval.providers.generation import with_generation
 from pytest_assistant_eval.suites.calibration.reference import SCRIPTED_MODELS, CellContext, make_scripted
 from pytest_assistant_eval.records import CELL_FORMAT, HARNESS_VERSION, RUN_FORMAT
-from pytest_assistant_eval.suites.base import FinishedCell, SuiteBase, UserSide
+from pytest_assistant_eval.suites.base import FinishedCell, UserSide
+from pytest_assistant_eval.suites.calibration.reading_suite import CalibrationReading, reading_suite
 from pytest_assistant_eval.conversation.backend import Policy
 from pytest_assistant_eval.suites.calibration.world.build import WorldIdentity, verify_world
 from pytest_assistant_eval.suites.calibration.world.names import Names
 from pytest_assistant_eval.suites.calibration.world.services import open_world
-from pytest_assistant_eval.suites.calibration.world.state import diff_states, state_digest
 from pytest_assistant_eval.suites.calibration.world.tools import tool_specs
 
-__all__ = ["CalibrationSuite", "make_suite", "plan_only", "SCRIPTED_MODELS"]
+__all__ = ["CalibrationSuite", "make_suite", "plan_only", "reading_suite", "SCRIPTED_MODELS"]
 
 
 @dataclass
@@ -73,6 +72,9 @@ class CalibrationCell:
         task = self.task
         if task is None:
             return UserSide()
+        # Imported here: the tables and the review read this module (``reading_suite``) and ask no user.
+        from pytest_assistant_eval.suites.calibration.user.scripted import ScriptedUser, check_user_reply
+
         names = Names.of(start_state)
         options = self.suite.options
         if options.user_model is None or self.spec.preset == "scripted" or model_user is None:
@@ -88,8 +90,9 @@ class CalibrationCell:
         return self.suite.finished_record(self, done)
 
 
-class CalibrationSuite(SuiteBase):
-    """The grounding world's cells (``Suite``); made once per process."""
+class CalibrationSuite(CalibrationReading):
+    """The grounding world's cells (``Suite``); made once per process. What the tables and the review
+    read of the suite (its levels, cases, checks, material) is ``CalibrationReading``'s."""
 
     name = "calibration"
     run_format = RUN_FORMAT
@@ -217,12 +220,7 @@ class CalibrationSuite(SuiteBase):
             "tools": [{"name": t.name, "consequential": t.consequential, "affects_others": t.affects_others,
                        "spends_money": t.spends_money} for t in tool_specs() if t.name in set(level.tools)],
             "refusals": [e for e in log if e["status"] == "refused"],
-            "state": {
-                "start_digest": state_digest(done.start_state),
-                "final_digest": state_digest(done.end_state),
-                "diff": [change.to_dict() for change in diff_states(done.start_state, done.end_state)],
-                "final": done.end_state,
-            },
+            "state": self.state_record(done.start_state, done.end_state),
             "requests": conversation.requests_log,
             "cap_hits": final.cap_hits,
             "compactions": final.compactions,

@@ -24,7 +24,7 @@ from typing import Any, Callable
 from yaml.nodes import Node
 
 from .model import InjectedAction, Injection, Matcher, UserFact
-from .yamlsource import Fields, Source
+from pytest_assistant_eval.yaml_source import Fields, Source
 
 __all__ = ["parse_injection", "INJECTION_TABLES"]
 

@@ -13,7 +13,7 @@ from yaml.nodes import Node
 
 from .refs import find_refs
 from .model import AnswerKey, Derivation, Fact, ForbiddenClaim, KeyEntry, ToolCallSpec
-from .yamlsource import Fields, Source
+from pytest_assistant_eval.yaml_source import Fields, Source
 
 __all__ = ["parse_answer_key", "parse_tool_call", "parse_tool_calls", "DEFAULT_LEVELS"]
 

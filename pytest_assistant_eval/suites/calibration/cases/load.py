@@ -16,7 +16,7 @@ from .key import DEFAULT_LEVELS, parse_answer_key
 from .model import AnswerKey, CaseSet, QuestionSet, Task
 from .questions import parse_question_set
 from .tasks import parse_task
-from .yamlsource import Source
+from pytest_assistant_eval.yaml_source import Source
 
 __all__ = ["load_cases", "load_question_set", "load_answer_key", "load_tasks", "QUESTION_SET_FILE", "ANSWER_KEY_FILE", "TASKS_DIR"]
 

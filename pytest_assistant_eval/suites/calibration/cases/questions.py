@@ -5,7 +5,7 @@ from __future__ import annotations
 from yaml.nodes import Node
 
 from .model import CLASSES, Question, QuestionSet, Scenario
-from .yamlsource import Fields, Source
+from pytest_assistant_eval.yaml_source import Fields, Source
 
 __all__ = ["parse_question_set"]
 

@@ -36,7 +36,7 @@ from .model import (
     Task,
     UserFact,
 )
-from .yamlsource import Fields, Source
+from pytest_assistant_eval.yaml_source import Fields, Source
 
 __all__ = ["parse_task", "parse_matcher", "policy_for", "task_facts", "MATCHER_KINDS"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from yaml.nodes import Node, ScalarNode
 
 from ..cases.errors import CaseError
-from ..cases.yamlsource import Fields, Source, line_of
+from pytest_assistant_eval.yaml_source import Fields, Source, line_of
 from . import schema
 from .errors import FixtureError
 

@@ -1,4 +1,4 @@
-"""Reading case YAML with line numbers (S2.5).
+"""Reading a YAML file with line numbers (S2.5): the calibration's case files and levels, a prices file.
 
 Files are *composed* (not loaded), so every node keeps its ``start_mark`` and every
 problem can name its line. A :class:`Source` collects the errors of one file; a
@@ -8,11 +8,18 @@ duplicate keys that plain YAML loading would silently drop.
 Scalars are resolved without YAML 1.1's surprises: ``2026-03-01`` stays a string
 (no date objects) and ``yes``/``no``/``on``/``off`` stay strings (only ``true``/``false``
 are booleans).
+
+A shared value (issue 32): the calibration suite's cases and levels and the tables' prices file
+(``tables/prices.py``) read YAML the same way, so it lives below both; ``CaseError`` (one problem,
+``file:line: what``) and ``CaseFileErrors`` (all of them) are its errors, re-exported by
+``suites/calibration/cases/errors.py``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +27,34 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pytest_assistant_eval.input_files import read_input_text
-from .errors import CaseError
 
-__all__ = ["Fields", "Source", "duplicate_keys", "line_of", "merge_keys", "KIND_NAMES"]
+__all__ = ["CaseError", "CaseFileErrors", "Fields", "Source", "duplicate_keys", "line_of", "merge_keys", "KIND_NAMES"]
+
+
+@dataclass(frozen=True, order=True)
+class CaseError:
+    """One problem in one case file. ``line`` is 1-based (0 when the file has no line)."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class CaseFileErrors(Exception):
+    """All errors found across all case files; ``str()`` gives one ``file:line: message`` per line."""
+
+    def __init__(self, errors: Iterable[CaseError]):
+        self.errors: tuple[CaseError, ...] = tuple(sorted(set(errors), key=lambda e: (e.file, e.line, e.message)))
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+    def __reduce__(self):  # picklable across xdist workers
+        return (CaseFileErrors, (self.errors,))
 
 
 class _Loader(yaml.SafeLoader):
