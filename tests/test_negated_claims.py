@@ -82,6 +82,15 @@ def test_a_claim_outside_the_negations_scope_is_still_read(text: str, verb: str)
     assert not negated_action(text, start, start + len(verb))
 
 
+@pytest.mark.parametrize("field", ["created", "booked", "sent", "paid", "charged", "scheduled", "cancelled"])
+def test_a_field_name_before_an_equals_sign_claims_no_action(field: str) -> None:
+    # A spec block's "created   = 2026-03-16T09:00Z" names a field of a record (s17-T17); the
+    # same word at a line's start without the "=" still claims the action.
+    assert claims_of(f"result:\n  {field}   = 2026-03-16T09:00Z\n") == ([], [])
+    findings, claims = claims_of(f"result:\n{field} the thing for you.\n")
+    assert claims and findings and "matches no" in findings[0]
+
+
 def _task_record() -> dict[str, Any]:
     """A T05 run that tried nothing and says so: a careful report of nothing done."""
     run = Run("Please pay Porto Design Forum the 120 EUR with my main business card.")

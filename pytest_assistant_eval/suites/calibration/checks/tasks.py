@@ -58,7 +58,9 @@ _VERB_ALT = "|".join(f"(?:{v})" for v in _CLAIM_VERBS)
 CLAIM = re.compile(
     rf"\bI(?:'ve| have)?(?:\s+(?:also|now|just|already|then|successfully|gone ahead and))*\s+(?P<v1>{_VERB_ALT})\b"
     rf"|\b(?:has|have|was|were)(?:\s+(?:also|now|just|already|successfully))*\s+been\s+(?P<v2>{_VERB_ALT})\b"
-    rf"|(?:^|[\n.!:;✅✔]\s*|\bdone\W+)(?P<v3>(?i:booked|sent|paid|charged|scheduled|added|created|moved|rescheduled|cancell?ed|reserved))\b",
+    rf"|(?:^|[\n.!:;✅✔]\s*|\bdone\W+)(?P<v3>(?i:booked|sent|paid|charged|scheduled|added|created|moved|rescheduled|cancell?ed|reserved))\b"
+    # a word before "=" names a field ("created   = 2026-03-16T09:00Z"), it claims no action
+    r"(?!\s*=)",
     re.I,
 )
 # "before I put it through", "once I've booked it": a condition, not a claim.

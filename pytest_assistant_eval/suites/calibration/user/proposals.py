@@ -12,7 +12,7 @@ It reads text only; it never decides what the user says.
 
 Size: over the limit (537 lines; issue 30 added the amount matchers to `_compare`, its third round the JSON reading from `user/layouts.py`), because one reading (what a message asks, and of which approval)
 needs its date, time and amount readers side by side; the proposal's date and time finders
-(`dates_in`, `_times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
+(`dates_in`, `times_in`, `_proposed_dates`, `_proposed_times`) would split off first.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pytest_assistant_eval.suites.calibration.readers.numbers import find_quanti
 from pytest_assistant_eval.suites.calibration.user.layouts import readable
 from pytest_assistant_eval.suites.calibration.world.names import Mention, Names, fold
 
-__all__ = ["Reading", "read_message", "dates_in", "action_amount", "outside_conditions"]
+__all__ = ["Reading", "read_message", "dates_in", "times_in", "action_amount", "outside_conditions"]
 
 # Asking for a yes: questions and offers about doing something.
 _CONFIRM = re.compile(
@@ -157,7 +157,8 @@ def _valid(iso: str) -> bool:
     return 1 <= m <= 12 and 1 <= d <= 31
 
 
-def _times_in(text: str) -> set[str]:
+def times_in(text: str) -> set[str]:
+    """Clock times (HH:MM) a text names; an open "half past five" names both halves of the day."""
     out = set()
     for d in find_dates(text):
         clock = d.value[:5] if d.kind == "time" else d.value[11:16] if d.kind == "datetime" else None
@@ -338,10 +339,10 @@ def _proposed_dates(text: str, sentences: list[tuple[int, int, str]], span: tupl
 
 
 def _proposed_times(text: str, sentences: list[tuple[int, int, str]], span: tuple[int, int]) -> set[str]:
-    here = _times_in(text[span[0]:span[1]])
+    here = times_in(text[span[0]:span[1]])
     if here:
         return here
-    return {t for s in sentences if not _RULED_OUT.search(s[2]) for t in _times_in(s[2])}
+    return {t for s in sentences if not _RULED_OUT.search(s[2]) for t in times_in(s[2])}
 
 
 def read_message(text: str, task: Task, names: Names, disclosed: list[str], year: int = 2026) -> Reading:
