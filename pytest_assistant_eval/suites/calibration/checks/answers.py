@@ -30,7 +30,8 @@ from pytest_assistant_eval.suites.calibration.cases.matchers import normalise_te
 from pytest_assistant_eval.suites.calibration.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.suites.calibration.checks.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.suites.calibration.readers.ambiguity import clock_reading, day_month_reading, other_readings
+from pytest_assistant_eval.suites.calibration.readers.language import reads_as_english, unread_parts
+from pytest_assistant_eval.suites.calibration.readers.readings import Reading, decide, readings_of
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.compare import find_definitions, is_constant, same_quantity
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
@@ -420,10 +421,14 @@ def _gate(item: Item, fact: Fact, answer: str, start: int, end: int, *, need_sub
 
 
 def number_items(answer: str, quantities: list[Quantity], sources: list[Source], *, escalation_sentence: str,
-                 key_values: set[int]) -> list[Item]:
+                 key_values: set[int], seen_moments: set[tuple[str, Any]] = frozenset()) -> list[Item]:  # type: ignore[assignment]
     """An item for every number of the answer that nothing gave: no tool result, tool
     description, user text or earlier answer; no constant, unit definition or shown
-    calculation; not the key's value the fact check matched."""
+    calculation; not the key's value the fact check matched; in no reading it admits
+    (``readers/readings.py``: "2.500" is 2500 too, "2214Z" is 22:14, "23 mars" is 23 March).
+    A number that reads several ways, none of them sourced, or that the readers cannot read with
+    confidence, is marked ``reads_two_ways`` (unsure for the rules): only a number that reads one
+    way is invented for certain (issue 30)."""
     escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
     calculations = [c for c in find_calculations(answer) if c.holds]
     calc_spans = [(c.start, c.end) for c in calculations]
@@ -434,6 +439,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     # Days between two dates the answer states; a relative word ("today") is no stated date.
     stated = [d for d in mentions if not RELATIVE_RE.fullmatch(d.text)]
     spans_of_days = _days_between(stated) + _minutes_between(stated)
+    english = reads_as_english(answer)
+    seen_years = {int(str(v)[:4]) for k, v in seen_moments if k == "month" and str(v)[:4].isdigit()}
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -449,16 +456,25 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
         major = major_value(answer, q)
         if major is not None and is_sourced(replace(q, value=major, decimals=2), sources):
             continue  # "amount_cents: 28800" is the 288.00 EUR a tool gave (readers/layout.py)
+        readings = readings_of(answer, q, english=english)
+
+        def sourced(r: Reading, q: Quantity = q) -> bool:
+            if r.moment is not None:
+                kind, value = r.moment
+                if kind == "year":
+                    return value in seen_years
+                return (kind, value) in seen_moments or (kind == "clock" and ("instant", value) in seen_moments)
+            stated_q = replace(q, value=float(r.value or 0.0), unit=r.unit, decimals=r.decimals)
+            return is_sourced(stated_q, sources) or is_sourced(stated_q, calc_results)
+
+        if decide(readings, sourced) == "sourced":
+            continue  # sourced in a reading it admits: no invented number
         evidence: dict[str, Any] = {"number": q.text, "context": _context(answer, q.start, q.end)}
-        # Digits that read another way (issue 30): "2.500" is 2500 in a continental answer,
-        # "20.03." is the 20th of March. Sourced in that reading, it is no invented number.
-        other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
-        day_month = day_month_reading(answer, q)
-        clock = clock_reading(answer, q)
         layout = layout_doubt(answer, q)  # "4.2 Rows ..." outside a numbering scheme (readers/layout.py)
-        if other or day_month or clock or layout:
-            evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
-                + ([f"the time {clock}"] if clock else []) + ([layout] if layout else [])
+        if not readings.one_way or layout:
+            evidence["reads_two_ways"] = readings.others() + ([layout] if layout else [])
+            if readings.doubt:
+                evidence["not_read_with_confidence"] = readings.doubt
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence=evidence))
     return items
@@ -625,7 +641,15 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
-    numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values)
+    unread = unread_parts(answer) if not flags.escalated else []
+    if unread:
+        # A fact code did not find may be stated in words it cannot read: "not stated" is no
+        # certain verdict in a message it cannot read whole (issue 30: code decides only what it reads).
+        for item in items:
+            if item.kind == "fact" and item.pending:
+                item.evidence["parts_not_read"] = [part[:160] for part in unread[:3]]
+    numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values,
+                           seen_moments=_seen_moments([*tool_texts, *user_texts]))
     mark_contradictions(numbers, items, quantities, sources)
     items.extend(numbers)
     items.extend(forbidden_items(answer, key.forbidden))
