@@ -179,3 +179,18 @@ def test_a_day_by_a_foreign_month_name_a_tool_gave_is_sourced():
     items, _, judged, _ = grade(key(), FRENCH, tool({"body": "Please approve by 23 March for delivery on 30 March.",
                                                       "sent_at": "2026-03-09T10:02:00+00:00"}))
     assert not [i for i in items if i.kind == "number"]
+
+
+# -- "is this the fact's value": a value of the kind that reads several ways contradicts nothing for certain --
+def test_a_value_of_the_facts_kind_that_reads_two_ways_is_unsure_not_a_contradiction():
+    items, _, judged, outcome = grade(key(fact("d", 1.25, "km", statement="The room is 1.25 km away")),
+                                      "The room is 1,250 km away.", tool({"distance_km": 1.25}))
+    item = only(items, "fact")
+    assert item.evidence["values_not_read_one_way"] == ["1,250 km"] and judged[item.id].get("unsure")
+    assert outcome["outcome"] != "failed"
+
+
+def test_a_value_of_the_facts_kind_that_reads_one_way_still_contradicts_it():
+    items, _, judged, outcome = grade(key(fact("d", 3.4, "km", statement="The room is 3.4 km away")),
+                                      "The room is 4.3 km away.", tool({"distance_km": 3.4}))
+    assert judged[only(items, "fact").id]["verdict"] == "wrong" and outcome["outcome"] == "failed"

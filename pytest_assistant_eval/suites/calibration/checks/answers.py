@@ -626,7 +626,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     sources = sources_of(tool_texts, user_texts, shown) + _sources_of_texts(descriptions)
     if not flags.escalated:
         _keep_contradictions(items, quantities, mentions, sources,
-                             _seen_moments([*tool_texts, *user_texts, *earlier_answers]))
+                             _seen_moments([*tool_texts, *user_texts, *earlier_answers]), answer)
         if not key.data_does_not_answer:
             phrase = says_no_data(answer)
             if phrase is not None:
@@ -707,14 +707,18 @@ def _moment_keys(d: DateMention) -> list[tuple[str, Any]]:
 
 
 def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions: list[DateMention],
-                         sources: list[Source], seen_moments: set[tuple[str, Any]]) -> None:
+                         sources: list[Source], seen_moments: set[tuple[str, Any]], answer: str = "") -> None:
     """Keep, as evidence against a fact, only the values that state nothing else.
 
     A value another fact of the key matched states that fact; a value copied from a tool
     result (another charge's amount, another event's date) states its own record. Neither
     says this fact is wrong, so only the rest (4.3 km for 3.4 km, 15:30 UTC for 13:30 UTC)
-    remains in ``values_of_the_kind`` for the judge; without any, the fact is missing.
+    remains in ``values_of_the_kind`` for the judge; without any, the fact is missing. A value that
+    does not read one way and in some reading is the fact's value ("1,250 km" is 1.25 km too;
+    readers/readings.py) contradicts nothing for certain: it moves to ``values_not_read_one_way``
+    (unsure for the rules, issue 30). One that differs in every reading ("3,500" for 3602.94) stays.
     """
+    english = reads_as_english(answer) if answer else True
     claimed = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     by_start_q = {q.start: q for q in quantities}
     by_start_d = {d.start: d for d in mentions}
@@ -731,12 +735,26 @@ def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions
                 continue
             if d is not None and _moment_keys(d) and _moment_keys(d)[0] in seen_moments:
                 continue
+            if q is not None and answer and _may_state(item, readings_of(answer, q, english=english), q):
+                item.evidence.setdefault("values_not_read_one_way", []).append(text)
+                continue
             kept_texts.append(text)
             kept_at.append(start)
         item.evidence["values_of_the_kind"] = kept_texts
         item.evidence["values_at"] = kept_at
         if "numbers_with_the_unit" in item.evidence:
             item.evidence["numbers_with_the_unit"] = kept_texts
+
+
+def _may_state(item: Item, readings: Any, q: Quantity) -> bool:
+    """Whether a token that does not read one way states the fact's value in one of its readings."""
+    if readings.one_way or not isinstance(item.evidence.get("value"), (int, float)):
+        return False
+    raw_unit = item.evidence.get("unit")
+    unit = split_unit(raw_unit)[0] if raw_unit else None
+    expected = [(float(item.evidence["value"]), unit)]
+    return any(r.value is not None and is_sourced(replace(q, value=float(r.value), unit=r.unit, decimals=r.decimals),
+                                                  expected) for r in readings.readings)
 
 
 def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:

@@ -8,7 +8,8 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - a fact the answer denies ("the data doesn't say", where the key has it) -> ``wrong``;
 - a fact: the answer states other values of the fact's kind (``values_of_the_kind``:
   3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
-  older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
+  older gradings) -> ``wrong``; a value that reads more than one way (``values_not_read_one_way``:
+  "1,250 km" for 1.25 km) -> **unsure**; none -> ``missing``; a yes/no or text fact not found ->
   ``missing``; **unsure** instead of ``missing`` when part of the answer is in words the rules
   cannot read (``parts_not_read``: a paragraph that is not English, issue 30);
 - a number with no tool source in any reading it admits: ``wrong`` (invented; the reason names
@@ -64,6 +65,10 @@ def _fact(item: Item) -> tuple[str | None, str]:
     others = evidence.get("values_of_the_kind") or evidence.get("numbers_with_the_unit")
     if others:
         return "wrong", f"the answer states another value of the fact's kind: {', '.join(map(str, others[:3]))}"[:200]
+    if evidence.get("values_not_read_one_way"):
+        # A value of the fact's kind that reads several ways ("1,250 km") contradicts nothing for certain.
+        return UNSURE, f"the answer states a value that reads more than one way: " \
+                       f"{', '.join(map(str, evidence['values_not_read_one_way'][:3]))}"[:200]
     if evidence.get("denied_by"):
         # Saying the data cannot settle what it settles is a false statement, not a gap.
         return "wrong", f"the answer says the data does not give it ({evidence['denied_by']!r}), but it does"[:200]
