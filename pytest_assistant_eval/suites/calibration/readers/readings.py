@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity
 
-__all__ = ["Reading", "Readings", "readings_of", "number_values", "decide", "month_of_word", "Provenance"]
+__all__ = ["Reading", "Readings", "readings_of", "number_values", "decide", "month_of_word", "Provenance",
+           "date_reads_one_way"]
 
 Provenance = Literal["sourced", "invented", "unsure"]
 
@@ -294,3 +295,20 @@ def decide(readings: Readings, sourced: Callable[[Reading], bool]) -> Provenance
     if any(sourced(r) for r in readings.readings):
         return "sourced"
     return "invented" if readings.one_way else "unsure"
+
+
+# A date or time written in a form every convention reads alike: year first with four digits
+# ("2026-03-20", "2026-03-20T14:00"), an English month name with the day ("20 March", "Mar 20"),
+# or a clock time with a colon ("14:30", "2:30 pm", "14:30 UTC").
+_ONE_WAY_DATE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b"
+    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b", re.I)
+_ONE_WAY_TIME = re.compile(r"^\D*\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?|utc|gmt|z|[a-z]{3,4}|[+-]\d{2}:?\d{2})?\W*$", re.I)
+
+
+def date_reads_one_way(text: str) -> bool:
+    """Whether a date or time mention's text reads one way (see ``_ONE_WAY_DATE``): "20.03.",
+    "03/04", "20MAR26" or "1500Z" do not, so no check calls them a contradiction for certain."""
+    text = text.strip()
+    return bool(_ONE_WAY_DATE.search(text) or _ONE_WAY_TIME.match(text))
