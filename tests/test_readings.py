@@ -194,3 +194,26 @@ def test_a_value_of_the_facts_kind_that_reads_one_way_still_contradicts_it():
     items, _, judged, outcome = grade(key(fact("d", 3.4, "km", statement="The room is 3.4 km away")),
                                       "The room is 4.3 km away.", tool({"distance_km": 3.4}))
     assert judged[only(items, "fact").id]["verdict"] == "wrong" and outcome["outcome"] == "failed"
+
+
+# -- "not stated" is certain only when every token with digits was read one way ------------------
+def test_a_date_fact_not_found_beside_a_token_the_readers_cannot_read_is_unsure_not_missing():
+    entry = key(fact("when", "2026-03-20", None, statement="The review is on 20 March 2026."))
+    items, _, judged, outcome = grade(entry, "WHEN: 20MAR26 1500Z (confirmed).", tool({"start": "2026-03-20T15:00:00+00:00"}))
+    item = only(items, "fact")
+    assert "20MAR26" in item.evidence["tokens_not_read"] and judged[item.id].get("unsure")
+    assert outcome["outcome"] not in ("incomplete", "failed")
+
+
+def test_a_date_fact_not_found_where_every_token_was_read_is_missing():
+    entry = key(fact("when", "2026-03-20", None, statement="The review is on 20 March 2026."))
+    items, _, judged, outcome = grade(entry, "The review is confirmed for 15:00 UTC.",
+                                      tool({"start": "2026-03-20T15:00:00+00:00"}))
+    item = only(items, "fact")
+    assert "tokens_not_read" not in item.evidence and judged[item.id]["verdict"] == "missing"
+
+
+def test_an_id_no_source_gave_is_no_unread_token_it_is_the_claims_items_certain_wrong():
+    entry = key(fact("when", "2026-03-20", None, statement="The review is on 20 March 2026."))
+    items, _, _, _ = grade(entry, "Booked as bk-0999 for 15:00 UTC.", tool({"start": "2026-03-20T15:00:00+00:00"}))
+    assert "tokens_not_read" not in only(items, "fact").evidence

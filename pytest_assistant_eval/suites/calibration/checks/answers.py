@@ -641,6 +641,17 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
+    if not flags.escalated:
+        # A number or date fact not found is "missing" for certain only when every token with
+        # digits was read one way: "20MAR26" or "0{,}35" may state it (issue 30, fifth round).
+        tokens = _tokens_not_read(answer, quantities, mentions, [*tool_texts, *user_texts])
+        for fact, item in zip(key.facts, items):
+            if not (tokens and item.kind == "fact" and item.pending and _is_number_or_moment(fact)):
+                continue
+            # A token no reader read may state anything; one read several ways only if a reading is the value.
+            here = [t for t, readings, q in tokens if readings is None or _may_state(item, readings, q)]
+            if here:
+                item.evidence["tokens_not_read"] = list(dict.fromkeys(here))[:6]
     unread = unread_parts(answer) if not flags.escalated else []
     if unread:
         # A fact code did not find may be stated in words it cannot read: "not stated" is no
@@ -744,6 +755,41 @@ def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions
         item.evidence["values_at"] = kept_at
         if "numbers_with_the_unit" in item.evidence:
             item.evidence["numbers_with_the_unit"] = kept_texts
+
+
+_ID_FORM = re.compile(r"[A-Za-z]{1,12}(?:-[A-Za-z]{1,12})*-\d{2,}")
+_TOKEN = re.compile(r"[^\s()\[\]{}<>\"'«»“”|]*\d[^\s()\[\]{}<>\"'«»“”|]*")
+
+
+def _tokens_not_read(answer: str, quantities: list[Quantity], mentions: list[DateMention],
+                     seen: list[str]) -> list[tuple[str, Any, Any]]:
+    """The tokens with digits the readers did not read one way, as (token, readings, quantity): in
+    no number or date they read (readings None), or in a number that does not read one way; ids
+    and codes a source shows are read (copied), and an id form is the claims item's."""
+    english = reads_as_english(answer)
+    spans = [(q.start, q.end, q) for q in quantities] + [(d.start, d.end, None) for d in mentions]
+    seen_text = "\n".join(seen).casefold()
+    out: list[tuple[str, Any, Any]] = []
+    for m in _TOKEN.finditer(answer):
+        token = m.group().strip(".,;:!?*_`")
+        copied = token.rstrip("…").rstrip(".")  # a truncated copy ("6b87ec7e…") is a copy
+        if not token or copied.casefold() in seen_text or _ID_FORM.fullmatch(copied):
+            continue  # an id is an exact string: the claims item decides it
+        digits = [i for i in range(m.start(), m.end()) if answer[i].isdigit()]
+        if not all(any(a <= i < b for a, b, _ in spans) for i in digits):
+            out.append((token, None, None))
+            continue
+        for q in {id(q): q for a, b, q in spans if q is not None and any(a <= i < b for i in digits)}.values():
+            readings = readings_of(answer, q, english=english)
+            if not readings.one_way:
+                out.append((token, readings, q))
+    return out
+
+
+def _is_number_or_moment(fact: Fact) -> bool:
+    value = fact.value
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or \
+        moment_of_value(value, fact.unit) is not None
 
 
 def _may_state(item: Item, readings: Any, q: Quantity) -> bool:

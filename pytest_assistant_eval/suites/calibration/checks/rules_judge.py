@@ -82,6 +82,10 @@ def _fact(item: Item) -> tuple[str | None, str]:
         return "right", f"the value {evidence['per_missing']!r} is stated without its 'per' unit"[:200]
     if evidence.get("sentences_on_the_subject"):
         return UNSURE, "a yes/no fact: the answer speaks of its subject; the rules cannot read which way"
+    if evidence.get("tokens_not_read"):
+        # Not found, beside tokens with digits the readers did not read one way (issue 30).
+        return UNSURE, f"not found, but the answer has tokens the rules cannot read one way: " \
+                       f"{', '.join(map(repr, evidence['tokens_not_read'][:3]))}"[:200]
     if evidence.get("parts_not_read"):
         # Not found, in a message with parts in a language the rules do not read (issue 30).
         return UNSURE, f"not found, but part of the answer is in words the rules cannot read: " \
