@@ -641,7 +641,8 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
-    if not flags.escalated:
+    open_facts = [f for f, i in zip(key.facts, items) if i.kind == "fact" and i.pending and _is_number_or_moment(f)]
+    if not flags.escalated and open_facts:
         # A number or date fact not found is "missing" for certain only when every token with
         # digits was read one way: "20MAR26" or "0{,}35" may state it (issue 30, fifth round).
         tokens = _tokens_not_read(answer, quantities, mentions, [*tool_texts, *user_texts])
