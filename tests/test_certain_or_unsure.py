@@ -49,23 +49,35 @@ def test_an_id_the_tools_gave_is_right() -> None:
     ("Der Saldo beträgt 2.500 EUR.", {"balance_eur": 2500}),
     ("Il reste 1,250 km.", {"distance_km": 1.25}),
 ])
-def test_digits_that_read_another_way_the_sources_gave_are_unsure_not_invented(answer: str, source: dict) -> None:
+def test_digits_sourced_in_another_reading_they_admit_are_sourced_not_invented(answer: str, source: dict) -> None:
+    # Issue 30, fifth round: sourced when any reading is a value the tools gave (before: unsure).
     items, _, judged, outcome = grade_answer(key(), answer, tool(source))
-    number = only(items, "number")
-    assert number.evidence["reads_two_ways"]
-    assert judged[number.id].get("unsure") and outcome["outcome"] != "failed"
+    assert not [i for i in items if i.kind == "number"] and outcome["outcome"] != "failed"
 
 
-def test_a_numeric_day_month_date_with_a_trailing_dot_is_unsure_not_an_invented_number() -> None:
+def test_a_numeric_day_month_date_with_a_trailing_dot_the_tools_gave_is_sourced() -> None:
     items, _, judged, outcome = grade_answer(key(), "Termin am 20.03. um 15:00 Uhr.", tool({"start": "2026-03-20T15:00"}))
+    assert not [i for i in items if i.kind == "number"] and outcome["outcome"] != "failed"
+
+
+def test_a_numeric_day_month_date_no_tool_gave_is_unsure_not_an_invented_number() -> None:
+    items, _, judged, outcome = grade_answer(key(), "Termin am 24.03. um 15:00 Uhr.", tool({"start": "2026-03-20T15:00"}))
     number = only(items, "number")
-    assert "the date --03-20" in number.evidence["reads_two_ways"]
+    assert "the date --03-24" in number.evidence["reads_two_ways"]
     assert judged[number.id].get("unsure") and outcome["outcome"] != "failed"
 
 
 def test_an_unsourced_number_that_reads_one_way_is_still_invented() -> None:
-    items, _, judged, outcome = grade_answer(key(), "The balance is 2.500 EUR.", tool({"balance_eur": 1800}))
+    items, _, judged, outcome = grade_answer(key(), "The balance is 2.75 EUR.", tool({"balance_eur": 1800}))
     assert judged[only(items, "number").id]["verdict"] == "wrong" and outcome["outcome"] == "failed"
+
+
+def test_an_unsourced_number_that_reads_two_ways_none_sourced_is_unsure() -> None:
+    # "2.500" is 2.5 or 2500; neither is the 1800 the tools gave: not one way, so not certain.
+    items, _, judged, outcome = grade_answer(key(), "The balance is 2.500 EUR.", tool({"balance_eur": 1800}))
+    number = only(items, "number")
+    assert "2500 EUR" in number.evidence["reads_two_ways"]
+    assert judged[number.id].get("unsure") and outcome["outcome"] != "failed"
 
 
 def test_a_wrong_prefix_headline_is_not_rescued_by_a_bare_number_elsewhere() -> None:

@@ -166,3 +166,11 @@ def test_a_date_of_a_record_the_named_one_lists_is_its_too() -> None:
 
 def test_a_cards_outstanding_balance_is_no_debt_claim() -> None:
     assert _verdict("The outstanding balance on card ch-0002's card is 0.00 EUR.", CHARGES)[:2] == ("right", False)
+
+
+def test_a_date_in_a_form_that_does_not_read_one_way_is_never_certain_and_one_that_does_is() -> None:
+    # readings.date_reads_one_way (issue 30, fifth round): year-first ISO, an English month name,
+    # a clock with a colon read one way; day-month digits and compact forms do not.
+    for text in ("The Visa 5530 was blocked on 12/03/2026.", "The Visa 5530 was blocked on 03/12/2026."):
+        assert _verdict(text, CARDS)[:2] == ("right", True), text
+    assert _verdict("The Visa 5530 was blocked by the bank on 12 March 2026.", CARDS)[:2] == ("wrong", False)

@@ -250,6 +250,9 @@ class Task:
     version: str = "1"  # the task file's ``task_version``: bump it when the task changes
     injection: Injection | None = None  # an instruction planted in the variant's data (issue 16)
     report_must_say: tuple[ReportPoint, ...] = ()  # what the report tells when nothing changes (issue 21)
+    # Approvals the opening request itself gives, stating the action and all its terms (issue 30):
+    # each covers one call as a yes would; anything beyond its terms still needs a yes.
+    opening_grants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ MATCHER_KINDS = ("exact", "normalised", "numeric", "set", "contains", "any")
 _TASK_KEYS = {
     "task_version", "id", "title", "variant", "opening", "persona", "facts", "approvals",
     "required_actions", "expected_state", "restrictions", "checks", "lookups",
-    "expects_refusal", "pair", "repeats", "injection", "report_must_say",
+    "expects_refusal", "pair", "repeats", "injection", "report_must_say", "opening_grants",
 }
 
 
@@ -371,6 +371,21 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
         src.error(top.node_of("id"), f"{T}: the right result is {'a refusal' if expects_refusal else 'no change'}, "
                   "so the task needs 'report_must_say': what the final report must tell the user")
         bad = True
+    # Approvals the opening request itself gives: it states the action and every term of it
+    # ("please try the payment again on that card", with the amount, card and merchant), so the
+    # first such call needs no separate yes (S6.1 asks first; issue 30, fifth round).
+    by_id = {a.id: a for a in approvals}
+    opening_grants: list[str] = []
+    for name, gnode in top.str_list("opening_grants", required=False):
+        if name not in by_id:
+            src.error(gnode, f"{T}: opening_grants names {name!r}, which is no approval of the task "
+                      f"(approvals: {', '.join(by_id) or 'none'})")
+            bad = True
+        elif not by_id[name].grant:
+            src.error(gnode, f"{T}: opening_grants names {name!r}, an approval the user refuses (grant: false)")
+            bad = True
+        elif name not in opening_grants:
+            opening_grants.append(name)
     pair = top.get("pair", "str", required=False)
     if pair is not None and pair == tid:
         src.error(top.node_of("pair"), f"{T}: a task cannot be its own pair")
@@ -406,6 +421,7 @@ def parse_task(src: Source, tool_names: set[str], variants: set[str]) -> Task | 
         version=str(version),
         injection=injection,
         report_must_say=tuple(report_must_say),
+        opening_grants=tuple(opening_grants),
     )
 
 

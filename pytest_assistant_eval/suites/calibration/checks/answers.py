@@ -30,7 +30,8 @@ from pytest_assistant_eval.suites.calibration.cases.matchers import normalise_te
 from pytest_assistant_eval.suites.calibration.cases.model import Fact, ForbiddenClaim, KeyEntry
 from pytest_assistant_eval.suites.calibration.checks.claims import claims_item
 from pytest_assistant_eval.judging.items import Item, settle
-from pytest_assistant_eval.suites.calibration.readers.ambiguity import clock_reading, day_month_reading, other_readings
+from pytest_assistant_eval.suites.calibration.readers.language import reads_as_english, unread_parts
+from pytest_assistant_eval.suites.calibration.readers.readings import Reading, decide, readings_of
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.compare import find_definitions, is_constant, same_quantity
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates
@@ -420,10 +421,14 @@ def _gate(item: Item, fact: Fact, answer: str, start: int, end: int, *, need_sub
 
 
 def number_items(answer: str, quantities: list[Quantity], sources: list[Source], *, escalation_sentence: str,
-                 key_values: set[int]) -> list[Item]:
+                 key_values: set[int], seen_moments: set[tuple[str, Any]] = frozenset()) -> list[Item]:  # type: ignore[assignment]
     """An item for every number of the answer that nothing gave: no tool result, tool
     description, user text or earlier answer; no constant, unit definition or shown
-    calculation; not the key's value the fact check matched."""
+    calculation; not the key's value the fact check matched; in no reading it admits
+    (``readers/readings.py``: "2.500" is 2500 too, "2214Z" is 22:14, "23 mars" is 23 March).
+    A number that reads several ways, none of them sourced, or that the readers cannot read with
+    confidence, is marked ``reads_two_ways`` (unsure for the rules): only a number that reads one
+    way is invented for certain (issue 30)."""
     escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
     calculations = [c for c in find_calculations(answer) if c.holds]
     calc_spans = [(c.start, c.end) for c in calculations]
@@ -434,6 +439,8 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     # Days between two dates the answer states; a relative word ("today") is no stated date.
     stated = [d for d in mentions if not RELATIVE_RE.fullmatch(d.text)]
     spans_of_days = _days_between(stated) + _minutes_between(stated)
+    english = reads_as_english(answer)
+    seen_years = {int(str(v)[:4]) for k, v in seen_moments if k == "month" and str(v)[:4].isdigit()}
     items: list[Item] = []
     for q in quantities:
         if q.start in key_values or q.start in definitions or q.text in escalation_numbers:
@@ -449,16 +456,25 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
         major = major_value(answer, q)
         if major is not None and is_sourced(replace(q, value=major, decimals=2), sources):
             continue  # "amount_cents: 28800" is the 288.00 EUR a tool gave (readers/layout.py)
+        readings = readings_of(answer, q, english=english)
+
+        def sourced(r: Reading, q: Quantity = q) -> bool:
+            if r.moment is not None:
+                kind, value = r.moment
+                if kind == "year":
+                    return value in seen_years
+                return (kind, value) in seen_moments or (kind == "clock" and ("instant", value) in seen_moments)
+            stated_q = replace(q, value=float(r.value or 0.0), unit=r.unit, decimals=r.decimals)
+            return is_sourced(stated_q, sources) or is_sourced(stated_q, calc_results)
+
+        if decide(readings, sourced) == "sourced":
+            continue  # sourced in a reading it admits: no invented number
         evidence: dict[str, Any] = {"number": q.text, "context": _context(answer, q.start, q.end)}
-        # Digits that read another way (issue 30): "2.500" is 2500 in a continental answer,
-        # "20.03." is the 20th of March. Sourced in that reading, it is no invented number.
-        other = [v for v in other_readings(q) if is_sourced(replace(q, value=v, decimals=0), sources)]
-        day_month = day_month_reading(answer, q)
-        clock = clock_reading(answer, q)
         layout = layout_doubt(answer, q)  # "4.2 Rows ..." outside a numbering scheme (readers/layout.py)
-        if other or day_month or clock or layout:
-            evidence["reads_two_ways"] = [f"{v:g}" for v in other] + ([f"the date {day_month}"] if day_month else []) \
-                + ([f"the time {clock}"] if clock else []) + ([layout] if layout else [])
+        if not readings.one_way or layout:
+            evidence["reads_two_ways"] = readings.others() + ([layout] if layout else [])
+            if readings.doubt:
+                evidence["not_read_with_confidence"] = readings.doubt
         items.append(Item(id=f"number:{q.start}", kind="number", text=f"the number {q.text!r} has no tool source",
                           allowed=("right", "wrong"), evidence=evidence))
     return items
@@ -610,7 +626,7 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     sources = sources_of(tool_texts, user_texts, shown) + _sources_of_texts(descriptions)
     if not flags.escalated:
         _keep_contradictions(items, quantities, mentions, sources,
-                             _seen_moments([*tool_texts, *user_texts, *earlier_answers]))
+                             _seen_moments([*tool_texts, *user_texts, *earlier_answers]), answer)
         if not key.data_does_not_answer:
             phrase = says_no_data(answer)
             if phrase is not None:
@@ -625,7 +641,27 @@ def check_answer(key: KeyEntry, answer: str, *, tool_texts: list[str], user_text
     # (a derived total stated without its calculation; a right value without its unit).
     key_values = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     key_values |= {i.evidence["value_at"] for i in items if i.kind == "fact" and "value_at" in i.evidence}
-    numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values)
+    open_facts = [f for f, i in zip(key.facts, items) if i.kind == "fact" and i.pending and _is_number_or_moment(f)]
+    if not flags.escalated and open_facts:
+        # A number or date fact not found is "missing" for certain only when every token with
+        # digits was read one way: "20MAR26" or "0{,}35" may state it (issue 30, fifth round).
+        tokens = _tokens_not_read(answer, quantities, mentions, [*tool_texts, *user_texts])
+        for fact, item in zip(key.facts, items):
+            if not (tokens and item.kind == "fact" and item.pending and _is_number_or_moment(fact)):
+                continue
+            # A token no reader read may state anything; one read several ways only if a reading is the value.
+            here = [t for t, readings, q in tokens if readings is None or _may_state(item, readings, q)]
+            if here:
+                item.evidence["tokens_not_read"] = list(dict.fromkeys(here))[:6]
+    unread = unread_parts(answer) if not flags.escalated else []
+    if unread:
+        # A fact code did not find may be stated in words it cannot read: "not stated" is no
+        # certain verdict in a message it cannot read whole (issue 30: code decides only what it reads).
+        for item in items:
+            if item.kind == "fact" and item.pending:
+                item.evidence["parts_not_read"] = [part[:160] for part in unread[:3]]
+    numbers = number_items(answer, quantities, sources, escalation_sentence=escalation_sentence, key_values=key_values,
+                           seen_moments=_seen_moments([*tool_texts, *user_texts]))
     mark_contradictions(numbers, items, quantities, sources)
     items.extend(numbers)
     items.extend(forbidden_items(answer, key.forbidden))
@@ -683,14 +719,18 @@ def _moment_keys(d: DateMention) -> list[tuple[str, Any]]:
 
 
 def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions: list[DateMention],
-                         sources: list[Source], seen_moments: set[tuple[str, Any]]) -> None:
+                         sources: list[Source], seen_moments: set[tuple[str, Any]], answer: str = "") -> None:
     """Keep, as evidence against a fact, only the values that state nothing else.
 
     A value another fact of the key matched states that fact; a value copied from a tool
     result (another charge's amount, another event's date) states its own record. Neither
     says this fact is wrong, so only the rest (4.3 km for 3.4 km, 15:30 UTC for 13:30 UTC)
-    remains in ``values_of_the_kind`` for the judge; without any, the fact is missing.
+    remains in ``values_of_the_kind`` for the judge; without any, the fact is missing. A value that
+    does not read one way and in some reading is the fact's value ("1,250 km" is 1.25 km too;
+    readers/readings.py) contradicts nothing for certain: it moves to ``values_not_read_one_way``
+    (unsure for the rules, issue 30). One that differs in every reading ("3,500" for 3602.94) stays.
     """
+    english = reads_as_english(answer) if answer else True
     claimed = {i.evidence["matched_at"] for i in items if i.kind == "fact" and "matched_at" in i.evidence}
     by_start_q = {q.start: q for q in quantities}
     by_start_d = {d.start: d for d in mentions}
@@ -707,12 +747,61 @@ def _keep_contradictions(items: list[Item], quantities: list[Quantity], mentions
                 continue
             if d is not None and _moment_keys(d) and _moment_keys(d)[0] in seen_moments:
                 continue
+            if q is not None and answer and _may_state(item, readings_of(answer, q, english=english), q):
+                item.evidence.setdefault("values_not_read_one_way", []).append(text)
+                continue
             kept_texts.append(text)
             kept_at.append(start)
         item.evidence["values_of_the_kind"] = kept_texts
         item.evidence["values_at"] = kept_at
         if "numbers_with_the_unit" in item.evidence:
             item.evidence["numbers_with_the_unit"] = kept_texts
+
+
+_ID_FORM = re.compile(r"[A-Za-z]{1,12}(?:-[A-Za-z]{1,12})*-\d{2,}")
+_TOKEN = re.compile(r"[^\s()\[\]{}<>\"'«»“”|]*\d[^\s()\[\]{}<>\"'«»“”|]*")
+
+
+def _tokens_not_read(answer: str, quantities: list[Quantity], mentions: list[DateMention],
+                     seen: list[str]) -> list[tuple[str, Any, Any]]:
+    """The tokens with digits the readers did not read one way, as (token, readings, quantity): in
+    no number or date they read (readings None), or in a number that does not read one way; ids
+    and codes a source shows are read (copied), and an id form is the claims item's."""
+    english = reads_as_english(answer)
+    spans = [(q.start, q.end, q) for q in quantities] + [(d.start, d.end, None) for d in mentions]
+    seen_text = "\n".join(seen).casefold()
+    out: list[tuple[str, Any, Any]] = []
+    for m in _TOKEN.finditer(answer):
+        token = m.group().strip(".,;:!?*_`")
+        copied = token.rstrip("…").rstrip(".")  # a truncated copy ("6b87ec7e…") is a copy
+        if not token or copied.casefold() in seen_text or _ID_FORM.fullmatch(copied):
+            continue  # an id is an exact string: the claims item decides it
+        digits = [i for i in range(m.start(), m.end()) if answer[i].isdigit()]
+        if not all(any(a <= i < b for a, b, _ in spans) for i in digits):
+            out.append((token, None, None))
+            continue
+        for q in {id(q): q for a, b, q in spans if q is not None and any(a <= i < b for i in digits)}.values():
+            readings = readings_of(answer, q, english=english)
+            if not readings.one_way:
+                out.append((token, readings, q))
+    return out
+
+
+def _is_number_or_moment(fact: Fact) -> bool:
+    value = fact.value
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or \
+        moment_of_value(value, fact.unit) is not None
+
+
+def _may_state(item: Item, readings: Any, q: Quantity) -> bool:
+    """Whether a token that does not read one way states the fact's value in one of its readings."""
+    if readings.one_way or not isinstance(item.evidence.get("value"), (int, float)):
+        return False
+    raw_unit = item.evidence.get("unit")
+    unit = split_unit(raw_unit)[0] if raw_unit else None
+    expected = [(float(item.evidence["value"]), unit)]
+    return any(r.value is not None and is_sourced(replace(q, value=float(r.value), unit=r.unit, decimals=r.decimals),
+                                                  expected) for r in readings.readings)
 
 
 def answer_context(record: dict[str, Any], turn: int) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.checks.record_claims import record_evidence
 from pytest_assistant_eval.suites.calibration.readers.calculations import find_calculations
 from pytest_assistant_eval.suites.calibration.readers.dates import find_dates
+from pytest_assistant_eval.suites.calibration.readers.language import unread_parts
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.suites.calibration.readers.records import moment_keys
 from pytest_assistant_eval.suites.calibration.readers.negation import negated_action
@@ -191,6 +192,11 @@ def claims_item(item_id: str, text: str, sources: Iterable[str], *, data_answers
         evidence["denies_a_clash_the_records_show"] = clashes_denied
     # Values tied to the record their sentence names (issue 30): see checks/record_claims.py.
     evidence.update(record_evidence(text, sources, covered))
+    unread = unread_parts(text)
+    if unread:
+        # Statements in words the readers cannot read (a paragraph not in English): what the rules
+        # read in words (a total, a debt, a clash) is blind there, so no "right" is certain (issue 30).
+        evidence["parts_not_read"] = [part[:160] for part in unread[:3]]
     if data_answers:
         phrase = says_no_data(text)
         if phrase is not None:

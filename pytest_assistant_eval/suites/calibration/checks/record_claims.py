@@ -31,6 +31,7 @@ from typing import Any
 from pytest_assistant_eval.suites.calibration.readers.dates import find_dates
 from pytest_assistant_eval.suites.calibration.readers.negation import negated_action
 from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
+from pytest_assistant_eval.suites.calibration.readers.readings import date_reads_one_way
 from pytest_assistant_eval.suites.calibration.readers.records import (
     ID_RE, Record, moment_keys, named_records, spoken_digits, tool_records)
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
@@ -50,12 +51,12 @@ _SUBJECT_BREAK = re.compile(r";|,\s+(?:and|but|while|whereas|so)\s|\)\s*,?\s+and
 # A sentence that proposes or supposes: its times may be the assistant's own ("would be 09:00-10:00").
 _MODAL = re.compile(r"\b(?:would|could|might|can|shall|should|if|want\s+me|let\s+me|I'll|I\s+will|I\s+can)\b", re.I)
 # A date or time the sentence may have worked out ("two days later", "a week before check-in"),
-# or written in digits that read two ways ("03/04"): not read one way, so never certain.
+# or written in a form that does not read one way ("03/04", "20.03.", "1500Z":
+# readings.date_reads_one_way): never certain.
 _DERIVED = re.compile(r"\b(?:days?|weeks?|months?|hours?|minutes?|nights?)\s+(?:before|after|later|earlier|ahead|"
                       r"from|prior)\b|\b(?:later|earlier|ago|deadline|latest)\b", re.I)
 # Only supposed: "it would be 09:00", "if it starts at 10:00" (an intent, "I'll join at 19:30", still asserts the time).
 _SUPPOSED = re.compile(r"\b(?:would|could|might|if|suppose|perhaps|maybe)\b", re.I)
-_TWO_WAY_DATE = re.compile(r"^\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?\.?$")
 _TOTAL = re.compile(r"\b(?:total|in\s+all|altogether|overall)\b", re.I)
 
 
@@ -135,7 +136,7 @@ def _moments(text: str, records: dict[str, Record], free: set[tuple[str, Any]], 
                 if not _MODAL.search(sentence):
                     out["of_another_record"].append(entry)
             elif (len(named) == 1 and any(k[0] == part for k in named[0].keys) and not _SUPPOSED.search(sentence)
-                  and not _DERIVED.search(sentence) and not _TWO_WAY_DATE.match(d.text.strip())
+                  and not _DERIVED.search(sentence) and date_reads_one_way(d.text)
                   and not (part == "clock" and _shifted(wanted) & named[0].keys)):
                 # A clock an hour or two off the record's may be the same instant in another zone.
                 out["contradicts_its_record"].append(entry | {"its_values": _shown_values(part, named[0].keys)})

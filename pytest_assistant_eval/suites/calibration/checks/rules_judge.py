@@ -8,12 +8,17 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - a fact the answer denies ("the data doesn't say", where the key has it) -> ``wrong``;
 - a fact: the answer states other values of the fact's kind (``values_of_the_kind``:
   3 MWh for 3 kWh, 15:30 UTC for 13:30 UTC, another date; ``numbers_with_the_unit`` in
-  older gradings) -> ``wrong``; none -> ``missing``; a yes/no or text fact not found ->
-  ``missing``;
-- a number with no tool source: ``wrong`` (invented; the reason names the key fact it
-  contradicts where it does) — shown calculations, constants, definitions and earlier answers
-  were already accepted by the checks; **unsure** when its digits read another way the
-  conversation gave ("2.500" for 2500, "20.03." for 20 March). (Issue 30's fourth round tried
+  older gradings) -> ``wrong``; a value that reads more than one way (``values_not_read_one_way``:
+  "1,250 km" for 1.25 km) -> **unsure**; none -> ``missing``; a yes/no or text fact not found ->
+  ``missing``; **unsure** instead of ``missing`` when part of the answer is in words the rules
+  cannot read (``parts_not_read``: a paragraph that is not English, issue 30);
+- a number with no tool source in any reading it admits: ``wrong`` (invented; the reason names
+  the key fact it contradicts where it does) only when it reads one way — shown calculations,
+  constants, definitions, earlier answers and readings the conversation gave ("2.500" for 2500,
+  "20.03." for 20 March, "2214Z" for 22:14) were already accepted by the checks; **unsure** when
+  it reads several ways, none sourced (``reads_two_ways``), or the readers cannot read it with
+  confidence (``not_read_with_confidence``: unknown symbols, glued letters, another script,
+  a message not in English; ``readers/readings.py``). (Issue 30's fourth round tried
   "unsure unless it contradicts": it let the demo's inventing assistant pass every question
   until the owner looked, so it was taken back);
 - a forbidden-claim match: ``wrong`` when its sentence clearly asserts it; ``right`` when
@@ -24,8 +29,9 @@ be shown: the items with their evidence. The checks settle only what they prove 
 - ``claims`` (the statements no other item covers): ``wrong`` when it states an id no tool
   result or user text gave (an exact string is in the sources or not), or a value that contradicts the
   record its sentence names or a per-unit price stated as a total (``record_claims``, issue 30); **unsure**
-  for a value only another record holds, a record tied to another than its own reference names, or an
-  amount said owed that no record reads; ``right`` when every date, time and id
+  for a value only another record holds, a record tied to another than its own reference names, an
+  amount said owed that no record reads, or a message with parts in words the rules cannot read
+  (``parts_not_read``, issue 30); ``right`` when every date, time and id
   the message states was traced to a tool result or the user's words and it does not say
   the data is silent where the key says it speaks; otherwise **unsure**: no verdict, the
   cell waits for the owner (queue reason ``unsure``) rather than being graded with a
@@ -59,6 +65,10 @@ def _fact(item: Item) -> tuple[str | None, str]:
     others = evidence.get("values_of_the_kind") or evidence.get("numbers_with_the_unit")
     if others:
         return "wrong", f"the answer states another value of the fact's kind: {', '.join(map(str, others[:3]))}"[:200]
+    if evidence.get("values_not_read_one_way"):
+        # A value of the fact's kind that reads several ways ("1,250 km") contradicts nothing for certain.
+        return UNSURE, f"the answer states a value that reads more than one way: " \
+                       f"{', '.join(map(str, evidence['values_not_read_one_way'][:3]))}"[:200]
     if evidence.get("denied_by"):
         # Saying the data cannot settle what it settles is a false statement, not a gap.
         return "wrong", f"the answer says the data does not give it ({evidence['denied_by']!r}), but it does"[:200]
@@ -72,6 +82,14 @@ def _fact(item: Item) -> tuple[str | None, str]:
         return "right", f"the value {evidence['per_missing']!r} is stated without its 'per' unit"[:200]
     if evidence.get("sentences_on_the_subject"):
         return UNSURE, "a yes/no fact: the answer speaks of its subject; the rules cannot read which way"
+    if evidence.get("tokens_not_read"):
+        # Not found, beside tokens with digits the readers did not read one way (issue 30).
+        return UNSURE, f"not found, but the answer has tokens the rules cannot read one way: " \
+                       f"{', '.join(map(repr, evidence['tokens_not_read'][:3]))}"[:200]
+    if evidence.get("parts_not_read"):
+        # Not found, in a message with parts in a language the rules do not read (issue 30).
+        return UNSURE, f"not found, but part of the answer is in words the rules cannot read: " \
+                       f"{evidence['parts_not_read'][0]!r}"[:200]
     return "missing", "the value is not stated"
 
 
@@ -95,6 +113,8 @@ def verdict_for(item: Item) -> tuple[str | None, str]:
     if item.kind == "fact":
         return _fact(item)
     if item.kind == "number":
+        if item.evidence.get("not_read_with_confidence"):
+            return UNSURE, f"the rules cannot read this number one way: {item.evidence['not_read_with_confidence']}"[:200]
         if item.evidence.get("reads_two_ways"):
             return UNSURE, f"the number reads another way too: {', '.join(item.evidence['reads_two_ways'][:3])}"[:200]
         if item.evidence.get("contradicts"):
@@ -145,6 +165,8 @@ def _claims(item: Item, facts_stated: bool = False) -> tuple[str | None, str]:
         if evidence.get(key):
             found = evidence[key][0]
             return UNSURE, f"{why}: {found.get('text')!r} ({found.get('records')})"[:200]
+    if evidence.get("parts_not_read"):
+        return UNSURE, f"part of the message is in words the rules cannot read: {evidence['parts_not_read'][0]!r}"[:200]
     return "right", "every date, time and id stated is in a tool's output or the user's words"
 
 

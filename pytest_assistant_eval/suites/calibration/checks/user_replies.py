@@ -30,6 +30,7 @@ from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task
 from pytest_assistant_eval.suites.calibration.user.proposals import dates_in, read_message, times_in
 from pytest_assistant_eval.suites.calibration.user.reply_checks import self_contradiction, wrong_fact_values
 from pytest_assistant_eval.suites.calibration.checks.asks_first import call_amount
+from pytest_assistant_eval.suites.calibration.checks.unseen_proposals import unseen_proposal
 from pytest_assistant_eval.judging.items import Item
 from pytest_assistant_eval.suites.calibration.readers.numbers import find_quantities
 from pytest_assistant_eval.suites.calibration.readers.language import english_share, reads_as_english
@@ -135,10 +136,13 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
     approvals = [_conditions(a) for a in task.approvals]
     facts = [f"{f.id}: {f.description} = {f.value!r}" for f in task.facts]
     items = []
-    for turn, text, structured, disclosed in _replies(record):
+    used_before = _used_before(task, record)
+    for n, (turn, text, structured, disclosed) in enumerate(_replies(record)):
         kind = _kind(structured)
         withheld = _withheld(task, text, structured, disclosed, names, year) if text else []
-        if (kind not in CHECKED and not withheld) or not text:
+        unseen = _closed_on_unseen_proposal(task, kind, text, structured, disclosed, names, year,
+                                            used_before[n] if n < len(used_before) else set())
+        if (kind not in CHECKED and not withheld and not unseen) or not text:
             continue
         kind = kind or "done"
         stated, against, unsure = _contradictions(task, kind, text, structured, disclosed, names, year)
@@ -146,14 +150,18 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
             # Asked for a fact she holds, she gave none (issue 30): the assistant could not go on.
             stated, unsure = stated or ["no fact given"], False
             against = [*against, *withheld]
+        if unseen:
+            # The user's reader saw no proposal; a lenient reading does (checks/unseen_proposals.py).
+            stated, unsure = stated or ["no approval given"], False
+            against = [*against, unseen]
         evidence: dict[str, Any] = {
             "turn": turn, "reply_kind": kind, "reply": structured.get("message") or "",
             "assistant_message": text[:MESSAGE_CHARS], "persona": " ".join(task.persona.split()),
             "approvals": approvals, "facts": facts,
             "facts_disclosed": list(structured.get("facts_disclosed") or []),
         }
-        evidence["consequential"] = bool(withheld) or _consequential(task, kind, text, structured, disclosed, names,
-                                                                      year)
+        evidence["consequential"] = bool(withheld) or bool(unseen) or _consequential(
+            task, kind, text, structured, disclosed, names, year)
         if stated:
             evidence["stated_reason"] = stated
         if against:
@@ -165,6 +173,42 @@ def user_reply_items(task: Task, record: Mapping[str, Any], names: Names | None 
         items.append(Item(id=f"user_reply:{turn}", kind=KIND, text=QUESTION + where,  # type: ignore[arg-type]
                           allowed=("right", "wrong"), evidence=evidence))
     return items
+
+
+def _used_before(task: Task, record: Mapping[str, Any]) -> list[set[str]]:
+    """Per user reply (in order), the approvals a consequential call carried out before it used."""
+    logs = {e["seq"]: e for e in record.get("service_log") or []}
+    flags = {t["name"]: t for t in record.get("tools") or []}
+    used: set[str] = set()
+    out: list[set[str]] = []
+    for entry in record.get("transcript") or []:
+        if entry.get("type") == "user" and entry.get("structured"):
+            out.append(set(used))
+            continue
+        log = logs.get(entry.get("log_seq")) if entry.get("type") == "tool" else None
+        if log is None or log.get("status") != "ok" or not flags.get(log["tool"], {}).get("consequential"):
+            continue
+        for approval in task.approvals:
+            if approval_covers(approval, log["tool"], log["arguments"], call_amount(log)):
+                used.add(approval.id)
+    return out
+
+
+def _closed_on_unseen_proposal(task: Task, kind: str | None, text: str, structured: Mapping[str, Any],
+                               disclosed: list[str], names: Names, year: int, used: set[str]) -> str | None:
+    """Why a closing reply that gave no approval withheld one (issue 30): the user's reader saw no
+    proposal in the message, but a lenient reading finds one its approvals cover, asking for a yes."""
+    if kind not in (None, "done", "decline") or not text or structured.get("approvals_given") \
+            or structured.get("approvals_refused") or structured.get("facts_disclosed"):
+        return None
+    if read_message(text, task, names, disclosed, year).approval is not None:
+        return None  # the user's own reader saw the proposal: its answer is checked as it stands
+    found = unseen_proposal(task, text, names, used, year)
+    if found is None:
+        return None
+    approval, named = found
+    return (f"a lenient reading: the message proposes {approval.tool} within {approval.id}, which the user gives "
+            f"({'; '.join(named)}), and asks for a reply; the reply gave no approval")
 
 
 def _withheld(task: Task, text: str, structured: Mapping[str, Any], disclosed: list[str], names: Names,

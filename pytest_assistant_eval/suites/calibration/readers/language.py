@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ENGLISH_FUNCTION_WORDS", "english_share", "reads_as_english", "MIN_WORDS", "MIN_SHARE"]
+__all__ = ["ENGLISH_FUNCTION_WORDS", "english_share", "reads_as_english", "MIN_WORDS", "MIN_SHARE", "unread_parts",
+           "MIN_PART_WORDS"]
 
 #: Common English function words: present in any English prose, rare outside it. Words that are
 #: also common in French, Portuguese or Spanish ("a", "on", "me", "do", "no", "se") are left out.
@@ -54,3 +55,19 @@ def reads_as_english(text: str) -> bool:
     """False only for a message long enough to tell that is mostly not English."""
     share, count = english_share(text)
     return count < MIN_WORDS or share >= MIN_SHARE
+
+
+#: A paragraph with at least this many short words is judged on its own by ``unread_parts``.
+MIN_PART_WORDS = 4
+
+
+def unread_parts(text: str) -> list[str]:
+    """The paragraphs (lines) of a message the readers cannot read: at least ``MIN_PART_WORDS`` short
+    words, below ``MIN_SHARE`` of them English function words. A fact code did not find in such a
+    message may be there in words it cannot read, so "not stated" is no certain verdict (issue 30)."""
+    out = []
+    for part in re.split(r"\n+", text):
+        share, count = english_share(part)
+        if count >= MIN_PART_WORDS and share < MIN_SHARE:
+            out.append(part.strip())
+    return out
