@@ -217,3 +217,21 @@ def test_an_id_no_source_gave_is_no_unread_token_it_is_the_claims_items_certain_
     entry = key(fact("when", "2026-03-20", None, statement="The review is on 20 March 2026."))
     items, _, _, _ = grade(entry, "Booked as bk-0999 for 15:00 UTC.", tool({"start": "2026-03-20T15:00:00+00:00"}))
     assert "tokens_not_read" not in only(items, "fact").evidence
+
+
+# -- the sixth round's forms (s19-G08, s19-G12: read by the lead after their fresh figure) ----
+def test_four_digits_with_an_hour_mark_after_a_space_read_as_a_clock_time() -> None:
+    r = _readings("The batch started 0600 hrs and ended at once.", "0600")
+    assert ("clock", 360) in _moments(r) and not r.one_way
+    assert ("clock", 360) not in _moments(_readings("It holds 0600 rows.", "0600"))
+
+
+def test_a_day_month_year_with_dashes_reads_both_ways_and_a_dashed_range_does_not() -> None:
+    r = _readings("check-in 20-04-2026, check-out 22-04-2026", "20")
+    assert ("day", "04-20") in _moments(r) and not r.one_way
+    assert not _moments(_readings("We stay 2-3 nights.", "2"))
+
+
+def test_a_two_digit_year_after_an_apostrophe_and_a_month_reads_as_that_year() -> None:
+    assert ("year", 2026) in _moments(_readings("20th–22nd Apr '26, two nights", "26"))
+    assert not _moments(_readings("the 26 rooms in 'block' B", "26"))

@@ -159,7 +159,8 @@ def month_of_word(word: str) -> frozenset[int]:
 
 _WORD_AFTER = re.compile(r"\.?\s+(?:de\s+|of\s+|del\s+)?([^\W\d_]{3,})", re.U)
 _WORD_BEFORE = re.compile(r"([^\W\d_]{3,})\.?\s+$", re.U)
-_DAY_MONTH = re.compile(r"(?<![\d.,/])(\d{1,2})([./])(\d{1,2})(?![\d,]|\.\d)")
+# A dash joins a day and a month only before a year ("20-04-2026"): "2-3 nights" is a range.
+_DAY_MONTH = re.compile(r"(?<![\d.,/-])(\d{1,2})([./]|-(?=\d{1,2}-\d{4}\b))(\d{1,2})(?![\d,]|\.\d)")
 _CLOCK = re.compile(r"([01]?\d|2[0-3])[.,h:]([0-5]\d)")
 _COMPACT_CLOCK = re.compile(r"([01]\d|2[0-3])([0-5]\d)")
 # Letters glued to a time: a zone ("Z", "UTC") or an hour mark ("h", "hrs", "Uhr", "L" local).
@@ -202,11 +203,11 @@ def _day_month(text: str, q: Quantity) -> list[Reading]:
     """A day and a month written with a dot or a slash around ``q``: ``20.03.`` / ``20.03`` the
     20th of March; ``03/04`` the 3rd of April or the 4th of March (both are read)."""
     out: list[Reading] = []
-    for m in _DAY_MONTH.finditer(text, max(0, q.start - 3), min(len(text), q.end + 3)):
+    for m in _DAY_MONTH.finditer(text, max(0, q.start - 3), min(len(text), q.end + 9)):
         if not (m.start() <= q.start < m.end() or q.start <= m.start() < q.end):
             continue
         a, b = int(m[1]), int(m[3])
-        for day, month in ((a, b), (b, a)) if m[2] == "/" else ((a, b),):
+        for day, month in ((a, b), (b, a)) if m[2] in "/-" else ((a, b),):
             if 1 <= day <= 31 and 1 <= month <= 12:
                 out.append(Reading("a day and a month", moment=("day", f"{month:02d}-{day:02d}")))
     return out
@@ -257,6 +258,8 @@ def readings_of(text: str, q: Quantity, *, english: bool = True) -> Readings:
         doubts.append(f"letters glued to the digits that are no unit the readers know: {token!r}")
     plain_digits = bool(re.fullmatch(r"\d+", run or "x"))
     marks = {w.casefold() for w in letters} | ({q.unit_word.casefold()} if q.unit_word else set())
+    # an hour mark the number reader took as the unit, after a space: "0600 hrs" (hours, or 06:00)
+    marks |= {w.casefold() for w in re.findall(r"[^\W\d_]+", q.text)}
     if plain_digits and len(run) == 4 and marks & _TIME_LETTERS and (m := _COMPACT_CLOCK.fullmatch(run)):
         readings.append(Reading("a compact time", moment=("clock", int(m[1]) * 60 + int(m[2]))))
     if q.unit is None and (m := _CLOCK.fullmatch(run or "")) and q.decimals == 2:
@@ -270,6 +273,11 @@ def readings_of(text: str, q: Quantity, *, english: bool = True) -> Readings:
             for month in month_of_word(word or ""):
                 readings.append(Reading(f"a day of the month {word!r}",
                                         moment=("day", f"{month:02d}-{int(q.value):02d}")))
+    if plain_digits and q.unit is None and len(run) == 2 and q.start > 0 and text[q.start - 1] in "'’":
+        # "Apr '26": a year cut to two digits after an apostrophe, beside a month name
+        words = re.findall(r"[^\W\d_]{3,}", text[max(0, q.start - 24):q.start])
+        if words and month_of_word(words[-1]):
+            readings.append(Reading("a year cut to two digits", moment=("year", 2000 + int(q.value))))
     if plain_digits and q.unit is None and len(run) == 4 and 1900 <= q.value <= 2100:
         before = text[max(0, q.start - 24):q.start]
         words = re.findall(r"[^\W\d_]{3,}", before)

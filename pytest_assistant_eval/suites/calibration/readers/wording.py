@@ -276,7 +276,9 @@ _CLAUSE_BREAK = re.compile(
 )
 _NEGATION = re.compile(
     r"\b(?:not(?!\s+only)|no|never|nothing|none|neither|nor|without|cannot|no\s+longer|any\s*more|"
-    r"instead\s+of|rather\s+than)\b|\b\w+n't\b",
+    r"instead\s+of|rather\s+than|zero)\b|\b\w+n't\b"
+    # a count of nought before its noun denies as "no" does: "0 payments were applied"
+    r"|(?<![\w.,:/-])0(?=\s+(?:\(zero\)\s+)?[^\W\d_])",
     re.I,
 )
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in\s+case|suppose|assuming)\b", re.I)
