@@ -400,9 +400,11 @@ def _adopt_staged(staging: Path, cells_dir: Path) -> None:
     if not staging.is_dir():
         return
     remove_stale_temporaries(staging)
-    for path in staging.glob("*.json"):
-        cells_dir.mkdir(exist_ok=True)
-        os.replace(path, cells_dir / path.name)
+    with os.scandir(staging) as entries:  # one entry at a time: a listing of 100,000 cells is never held
+        for entry in entries:
+            if entry.name.endswith(".json"):
+                cells_dir.mkdir(exist_ok=True)
+                os.replace(entry.path, cells_dir / entry.name)
     try:
         staging.rmdir()
     except OSError:
@@ -422,16 +424,6 @@ def _worker_start(calibration: str | None, grading_dir: str, identities: dict[st
         cases, levels = load_calibration(Path(calibration) if calibration else default_calibration_dir())
         _WORKER.update(cases=cases, levels=levels)
     _WORKER.update(grading_dir=Path(grading_dir), identities=identities, changed=changed, prime_rows=prime_rows)
-
-
-def warm_readers() -> None:
-    """What every forked worker would build for itself on first need, built once before the
-    fork (about a second of CPU a worker): the unit registry, the relative-date parser and its
-    English data. Nothing the readers keep is touched: their caches fill as they read."""
-    from pytest_assistant_eval.suites.calibration.readers import relative_dates, units
-
-    units._pint()
-    relative_dates._parser().parse("tomorrow", languages=["en"])
 
 
 def _grade_chunk(chunk: list[tuple[str, str, int]]) -> tuple[list[tuple[str, list[Any]]], tuple[str, str] | None]:
@@ -500,11 +492,10 @@ def _graded_cells(jobs: Iterable[tuple[str, str, int]], identities: dict[str, An
     chunks = iter(lambda: list(islice(taken, chunk)), [])  # made as the pool takes them
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
-        # The workers inherit them: no worker reads the calibration again, nor builds the unit
-        # registry and the date parser (a second of CPU each). The parent held the blind order
-        # as dicts when that cost it 10 MB of peak at 30,000 cells; it holds a number a cell now.
+        # The workers inherit them: no worker reads the calibration again. (The unit registry and
+        # the date parser are left to each worker, about a second of CPU each: built in the
+        # parent they made it, the largest process, 20 MB larger, at any size; issue 32.)
         _WORKER.update(cases=cases, levels=levels)
-        warm_readers()
     pool = multiprocessing.get_context(method).Pool(
         workers, initializer=_worker_start,
         initargs=(str(calibration) if calibration else None, str(grading_dir), identities, changed, prime_rows))
