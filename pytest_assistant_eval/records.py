@@ -14,6 +14,7 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,18 @@ def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644, sync_dir: 
                        sync: bool = True) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync
     (unless ``sync`` is false), rename over the old file, fsync of the folder."""
+    write_chunks_atomic(path, (data,), mode=mode, sync_dir=sync_dir, sync=sync)
+
+
+def write_chunks_atomic(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644, sync_dir: bool = True,
+                        sync: bool = True) -> None:
+    """``write_bytes_atomic`` of the chunks' bytes, written as they come (a large file is never one text)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for data in chunks:
+                handle.write(data)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,18 +33,69 @@ RUBRIC_VERSION = "r3"  # r2: checks that read natural wording (issue 9); r3: use
 
 
 def _sha(data: Any) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return hashlib.sha256(sorted_json(data).encode()).hexdigest()
+
+
+_sorted_dumps = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode  # json.dumps(x, sort_keys=True, ensure_ascii=False)
+#: Encoded large values seen lately, by their marshal bytes (at most ``_ENCODED_MAX``, the oldest dropped first).
+_ENCODED: OrderedDict[bytes, str] = OrderedDict()
+_ENCODED_MAX = 64
+_ENCODED_MIN = 1024  # marshal bytes: smaller values are encoded again, faster than looked up
+
+
+def sorted_json(data: Any, depth: int = 2) -> str:
+    """``json.dumps(data, sort_keys=True, ensure_ascii=False)``, the same text, with the values
+    ``depth`` levels down encoded once per content (issue 32: the material hash encoded each
+    35 KB record whole, and most of a record recurs from cell to cell: the world's final
+    state, the tools, the setting).
+
+    A value is known by its ``marshal`` bytes, which read back to the same value (types, key
+    order, NaN and -0.0 included): the same bytes are the same value, whose JSON is the same."""
+    if type(data) is dict and depth > 0 and data and all(type(k) is str for k in data):
+        return "{" + ", ".join(f"{_sorted_dumps(k)}: {sorted_json(v, depth - 1)}" for k, v in sorted(data.items())) + "}"
+    if type(data) not in (dict, list):
+        return _sorted_dumps(data)
+    try:
+        key = marshal.dumps(data)
+    except ValueError:  # a type marshal does not write: json says what it makes of it
+        return _sorted_dumps(data)
+    if len(key) < _ENCODED_MIN:
+        return _sorted_dumps(data)
+    text = _ENCODED.get(key)
+    if text is None:
+        text = _ENCODED[key] = _sorted_dumps(data)
+        if len(_ENCODED) > _ENCODED_MAX:
+            _ENCODED.popitem(last=False)
+    else:
+        _ENCODED.move_to_end(key)
+    return text
+
+
+#: The case's part of the material, per case set and case (a case's entry is read once, not once a cell).
+_CASE_MATERIAL: dict[tuple[int, str, str], tuple[CaseSet, Any]] = {}
 
 
 def _case_material(cases: CaseSet, record: dict[str, Any]) -> Any:
     """What the key says about this cell's case: a changed entry or task is changed material."""
+    key = (id(cases), record["kind"], record["case"])
+    held = _CASE_MATERIAL.get(key)
+    if held is not None and held[0] is cases:
+        return held[1]
+    if len(_CASE_MATERIAL) >= 4096:
+        _CASE_MATERIAL.clear()
+    material = _case_material_of(cases, record["kind"], record["case"])
+    _CASE_MATERIAL[key] = (cases, material)
+    return material
+
+
+def _case_material_of(cases: CaseSet, kind: str, case: str) -> Any:
     import dataclasses
 
-    if record["kind"] == "task":
-        task = next((t for t in cases.tasks if t.id == record["case"]), None)
+    if kind == "task":
+        task = next((t for t in cases.tasks if t.id == case), None)
         # Where the task stands (file, line) is not what it says.
         return repr(dataclasses.replace(task, file="", line=0)) if task is not None else None
-    ids = [record["case"]] if record["kind"] == "question" else [q.id for q in cases.questions.scenario.turns]
+    ids = [case] if kind == "question" else [q.id for q in cases.questions.scenario.turns]
     entries = [cases.key.entries.get(i) for i in ids]
     return [repr(dataclasses.replace(e, line=0)) if e is not None else None for e in entries]
 

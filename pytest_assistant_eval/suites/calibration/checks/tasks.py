@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pytest_assistant_eval.suites.calibration.cases.matchers import matches
@@ -259,6 +260,15 @@ def _values_to_trace(arguments: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _tool_numbers(text: str) -> tuple[float, ...]:
+    """The numbers a tool result shows, read once per text (a result recurs in every cell of its case)."""
+    try:
+        return tuple(v for v, _ in numbers_in_json(json.loads(text)))
+    except (json.JSONDecodeError, ValueError):
+        return tuple(q.value for q in find_quantities(text))
+
+
 def check_real_info(task: Task, record: dict[str, Any], year: int = 2026) -> CheckResult:
     held = _user_held_args(task)
     seen_text: list[str] = []
@@ -294,10 +304,7 @@ def check_real_info(task: Task, record: dict[str, Any], year: int = 2026) -> Che
         # What this tool call returned is seen from now on.
         text = ev.entry.get("text", "")
         seen_text.append(text)
-        try:
-            seen_numbers.extend(v for v, _ in numbers_in_json(json.loads(text)))
-        except (json.JSONDecodeError, ValueError):
-            seen_numbers.extend(q.value for q in find_quantities(text))
+        seen_numbers.extend(_tool_numbers(text))
         seen_dates |= {m.group(0)[:10] for m in re.finditer(r"\d{4}-\d{2}-\d{2}", text)}
     return CheckResult("real_info", calls > 0, not findings, findings)
 

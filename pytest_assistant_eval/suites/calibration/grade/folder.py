@@ -25,7 +25,8 @@ import os
 import random
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,6 +38,7 @@ from pytest_assistant_eval.suites.calibration.cases.model import CaseSet
 from pytest_assistant_eval.suites.calibration.levels import LevelsError
 from pytest_assistant_eval.suites.calibration.world.names import Names
 from pytest_assistant_eval.judging.lock import grading_lock
+from pytest_assistant_eval.suites.calibration.grade.order import BlindOrder, cell_numbers, write_index
 from pytest_assistant_eval.results.writer_lock import refuse_live
 from pytest_assistant_eval.suites.calibration.checks.checked import (  # noqa: F401 - also this module's public names
     JUDGES,
@@ -61,7 +63,6 @@ from pytest_assistant_eval.records import (
     RecordError,
     read_json,
     remove_stale_temporaries,
-    write_json_atomic,
 )
 
 #: Fields every record must have for grading to read it.
@@ -172,9 +173,12 @@ def _model_and_world(run: dict[str, Any]) -> str:
 def check_no_cell_twice(loaded: Sequence[tuple[Path, dict[str, Any], "FolderRecords"]]) -> None:
     """Two folders of one identity (one model on one world, e.g. a folder and its copy, or one on
     another build of the same fixtures) holding the same cell would grade and count that cell twice."""
+    identities = [_model_and_world(run) for _, run, _ in loaded]
+    shared = {i for i in identities if identities.count(i) > 1}  # a folder alone of its identity holds each cell once
     holders: dict[tuple[str, str], Path] = {}
-    for folder, run, records in loaded:
-        identity = _model_and_world(run)
+    for (folder, _, records), identity in zip(loaded, identities):
+        if identity not in shared:
+            continue
         for name in records.names:
             other = holders.setdefault((identity, name), folder)
             if other != folder:
@@ -315,16 +319,16 @@ def _open_index(loaded: list[tuple[Path, dict[str, Any], list[dict[str, Any]]]],
                                "give that --judge, or grade into another --dir")
         return index
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-    cells = [{"folder": folder.name, "cell": name} for folder, _, records in loaded for name in records.names]
-    cells.sort(key=lambda c: (c["folder"], c["cell"]))
-    random.Random(seed).shuffle(cells)
-    order = [{"n": n, **c} for n, c in enumerate(cells, start=1)]
+    # The cells sorted by (folder, cell), shuffled by the seed: one number a cell (grade/order.py).
+    order = BlindOrder([folder.name for folder, _, _ in loaded], [records.names for _, _, records in loaded], seed)
     index = {"format": GRADING_FORMAT, "folders": folders, "judge": judge_entry(judge, options),
              "rubric_version": RUBRIC_VERSION, "seed": seed, "order": order,
              "key_version": cases.key.key_version, "set_version": cases.questions.set_version}
     if judge != JUDGE_ID:
         index["canary"] = {"n": len(order) + 1}  # never in order: no folder, no rate
-    write_json_atomic(index_path, index)
+    write_index(index_path, index)
+    if judge != JUDGE_ID:
+        index["order"] = list(order)  # a model judge's routes read the order as grading.json holds it
     index["_new"] = True  # (not written) a refusal before any cell is graded removes it again
     return index
 
@@ -345,28 +349,29 @@ def _grade_locked(loaded: list[tuple[Path, dict[str, Any], FolderRecords]], grad
     first. The pass runs on the machine's cores (records are independent); the folder is
     synced once per batch, never once per cell.
     """
-    by_ref = {(o["folder"], o["cell"]): o["n"] for o in index["order"]}
+    names = [records.names for _, _, records in loaded]
+    numbers = cell_numbers(index["order"], [folder.name for folder, _, _ in loaded], names)
+    if numbers is None:
+        by_ref = {(o["folder"], o["cell"]) for o in index["order"]}
+        folder, name = next((folder.name, name) for folder, _, records in loaded for name in records.names
+                            if (folder.name, name) not in by_ref)
+        raise GradingError(f"{folder}/{name} is not in this grading folder's blind order")
     cells_dir = grading_dir / "cells"
     staging = grading_dir / STAGING
     remove_stale_temporaries(cells_dir)  # what a killed run was writing
     _adopt_staged(staging, cells_dir)
     staging.mkdir(parents=True, exist_ok=True)
-    jobs = []
-    for folder, run, records in loaded:
-        where = str(folder)  # one string a folder, not one a job (100,000 jobs)
-        for name in records.names:
-            n = by_ref.get((folder.name, name))
-            if n is None:
-                raise GradingError(f"{folder.name}/{name} is not in this grading folder's blind order")
-            jobs.append((where, name, n))
-    del by_ref
+    wheres = [str(folder) for folder, _, _ in loaded]  # one string a folder, not one a job (100,000 jobs)
+    # Made as the pass takes them: a name and its number are all a cell holds here (issue 32).
+    jobs = ((where, name, n) for where, held, ns in zip(wheres, names, numbers) for name, n in zip(held, ns))
+    count = sum(len(held) for held in names)
     identities = {str(folder): run["identity"] for folder, run, _ in loaded}
     graded = skipped = batch = 0
     primer = priming.DigestPrimer(grading_dir) if priming is not None else None
     prime_rows = priming.primed_rows if priming is not None else None
     try:
         for status, rows in _graded_cells(jobs, identities, grading_dir, calibration, options.changed, cases,
-                                          levels, prime_rows):
+                                          levels, prime_rows, count=count):
             if status == "skipped":
                 skipped += 1
                 continue
@@ -395,9 +400,11 @@ def _adopt_staged(staging: Path, cells_dir: Path) -> None:
     if not staging.is_dir():
         return
     remove_stale_temporaries(staging)
-    for path in staging.glob("*.json"):
-        cells_dir.mkdir(exist_ok=True)
-        os.replace(path, cells_dir / path.name)
+    with os.scandir(staging) as entries:  # one entry at a time: a listing of 100,000 cells is never held
+        for entry in entries:
+            if entry.name.endswith(".json"):
+                cells_dir.mkdir(exist_ok=True)
+                os.replace(entry.path, cells_dir / entry.name)
     try:
         staging.rmdir()
     except OSError:
@@ -463,13 +470,17 @@ def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels
     return "graded", prime_rows(target, data, record_path, record, before, folder.name)
 
 
-def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,
+def _graded_cells(jobs: Iterable[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,
                   calibration: Path | None, changed: bool, cases: CaseSet, levels: levels_mod.Levels,
-                  prime_rows: Callable[..., list[Any]] | None = None) -> Iterator[tuple[str, list[Any]]]:
-    """Each job's status and digest rows, on a pool of the machine's cores when there is enough to share."""
+                  prime_rows: Callable[..., list[Any]] | None = None, *,
+                  count: int | None = None) -> Iterator[tuple[str, list[Any]]]:
+    """Each job's status and digest rows, on a pool of the machine's cores when there is enough to share.
+
+    ``jobs`` are taken as the pool asks for them (``count`` of them: ``len(jobs)`` by default)."""
     workers = int(os.environ.get("ASSISTANT_EVAL_GRADE_WORKERS") or min(os.cpu_count() or 1, 8))
     chunk = 32
-    if workers < 2 or len(jobs) < 4 * chunk:
+    count = len(jobs) if count is None else count  # type: ignore[arg-type]
+    if workers < 2 or count < 4 * chunk:
         context = {"cases": cases, "levels": levels, "grading_dir": grading_dir, "identities": identities,
                    "changed": changed, "prime_rows": prime_rows}
         for folder, name, n in jobs:
@@ -477,12 +488,13 @@ def _graded_cells(jobs: list[tuple[str, str, int]], identities: dict[str, Any], 
         return
     import multiprocessing
 
-    chunks = (jobs[i:i + chunk] for i in range(0, len(jobs), chunk))  # made as the pool takes them
+    taken = iter(jobs)
+    chunks = iter(lambda: list(islice(taken, chunk)), [])  # made as the pool takes them
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
         # The workers inherit them: no worker reads the calibration again. (The unit registry and
-        # the date parser are left to each worker: built in the parent they cost less CPU, but
-        # the parent, which also holds the blind order, then peaked 10 MB higher at 30,000 cells.)
+        # the date parser are left to each worker, about a second of CPU each: built in the
+        # parent they made it, the largest process, 20 MB larger, at any size; issue 32.)
         _WORKER.update(cases=cases, levels=levels)
     pool = multiprocessing.get_context(method).Pool(
         workers, initializer=_worker_start,

@@ -169,6 +169,15 @@ class Names:
     def mentions(self, text: str) -> list[Mention]:
         """Every record the text names, in order of appearance (longest form wins a span);
         offsets are those of ``text``."""
+        return list(self._mentions(text))
+
+    # Grading reads the same texts again and again (a tool result, the user's message, a
+    # claim's clause, in every cell of a case): the last texts' mentions are kept (issue 32).
+    @functools.lru_cache(maxsize=2048)  # noqa: B019 - bounded; a held index is one of _CACHE's few
+    def _mentions(self, text: str) -> tuple[Mention, ...]:
+        return tuple(self._read_mentions(text))
+
+    def _read_mentions(self, text: str) -> list[Mention]:
         folded = fold_keeping_offsets(text)
         found: list[Mention] = []
         taken: list[tuple[int, int]] = []
