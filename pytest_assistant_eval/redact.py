@@ -79,12 +79,16 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
     if needles:
         out = replace_keys(out, needles, KEY_MARK, held.names)  # every form: pieces, masked, folded, split, escaped
     lowered = out.lower()
+    held_text = out
     if "bearer" in lowered or "basic" in lowered:
         out = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
     if "=" in out and ("?" in out or "&" in out):
         out = _QUERY_KEY.sub(lambda m: f"{m.group(1)}{KEY_MARK}", out)
     if any(word in lowered for word in _HEADER_WORDS):
-        out = _HEADER_KEY.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
+        if out is not held_text:
+            lowered = out.lower()
+        if not out.isascii() or _header_word_then_separator(lowered):
+            out = _HEADER_KEY.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", out)
     if "sk-" in out or "AIza" in out:
         out = _KEY_SHAPES.sub(KEY_MARK, out)
     if not paths:
@@ -95,6 +99,26 @@ def redact(text: str | None, secrets: Secrets | Iterable[str | Secret | None] = 
     if any(mark in out for mark in _ROOT_MARKS):
         out = _ABS_PATH.sub(PATH_MARK, out)
     return out
+
+
+def _header_word_then_separator(lowered: str) -> bool:
+    """Whether a key header's word (``api-key``, ``authorization``, ``cookie``, which every header name
+    of ``_HEADER_KEY`` ends with) is followed by its separator (``"?\s*[:=]``) somewhere in the
+    lowered ASCII text: without one ``_HEADER_KEY`` cannot match. A record that only says "cookie"
+    (an e-mail about cookies) was scanned by the case-blind alternation at every position, most of
+    redacting a large record (issue 32); ``str.find`` checks it at C speed."""
+    for word in _HEADER_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if lowered.startswith('"', end):
+                end += 1
+            while end < len(lowered) and lowered[end].isspace():
+                end += 1
+            if end < len(lowered) and lowered[end] in ":=":
+                return True
+            at = lowered.find(word, at + 1)
+    return False
 
 
 def redact_keys(text: str, secrets: Secrets | Iterable[str | Secret | None] = ()) -> str:

@@ -163,3 +163,38 @@ def test_a_cell_never_sees_the_environment_another_cell_changed():
     assert second is not first
     assert second.model_dump(mode="json") == untouched
     assert second.bank_account.transactions, "the second cell's transactions are its own, not the cleared list"
+
+
+# -- redaction's header gate (issue 32: redacting a large AgentDojo record) -------------------------
+# (no agentdojo needed, but kept beside the other shortcuts of the same item)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from pytest_assistant_eval.redact import _HEADER_KEY, _header_word_then_separator, redact  # noqa: E402
+
+_PIECES = st.sampled_from(["cookie", "Cookie", "COOKIE", "api-key", "X-Api-Key", "authorization",
+                           "Proxy-Authorization", '"', ":", "=", " ", "\t", "\n", "abc123456789XYZ", "secret9",
+                           "bearer ", ",", "}", "\\", "cookies", "jar"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_the_header_gate_never_skips_a_text_the_header_pattern_matches(text):
+    if _HEADER_KEY.search(text) is not None:
+        assert _header_word_then_separator(text.lower())
+
+
+@pytest.mark.parametrize("text", [
+    'an e-mail about cookies and the cookie jar',
+    '{"headers": {"Cookie": "session=abcdef1234567890"}}',
+    'X-Api-Key: 0123456789abcdefXYZ and a cookie recipe',
+    'the cookie jar; then cookİe: abcdef1234567890',  # not ASCII: the pattern runs as before
+    '"authorization" : "tok_1234567890abcdef"',
+])
+def test_redacting_with_the_gate_gives_what_the_pattern_alone_gives(text):
+    from pytest_assistant_eval.redact import KEY_MARK
+
+    expected = _HEADER_KEY.sub(lambda m: f"{m.group(1)}{m.group(2)}{KEY_MARK}", text)
+    assert redact(text, paths=False) == redact(expected, paths=False)
+    if expected != text:
+        assert KEY_MARK in redact(text, paths=False)
