@@ -170,18 +170,43 @@ def test_a_cell_never_sees_the_environment_another_cell_changed():
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from pytest_assistant_eval.redact import _HEADER_KEY, _header_word_then_separator, redact  # noqa: E402
+from pytest_assistant_eval.redact import (  # noqa: E402
+    _HEADER_KEY,
+    _HEADER_WORDS,
+    _case_blind,
+    _header_word_then_separator,
+    redact,
+)
 
 _PIECES = st.sampled_from(["cookie", "Cookie", "COOKIE", "api-key", "X-Api-Key", "authorization",
                            "Proxy-Authorization", '"', ":", "=", " ", "\t", "\n", "abc123456789XYZ", "secret9",
-                           "bearer ", ",", "}", "\\", "cookies", "jar"])
+                           "bearer ", ",", "}", "\\", "cookies", "jar", "\u0130", "\u0131", "\u212a", "é",
+                           "\u00a0", "CO", "OKİE"])
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=12).map("".join))
 def test_the_header_gate_never_skips_a_text_the_header_pattern_matches(text):
     if _HEADER_KEY.search(text) is not None:
-        assert _header_word_then_separator(text.lower())
+        assert _header_word_then_separator(_case_blind(text))
+        if text.isascii():
+            assert _header_word_then_separator(text.lower())
+
+
+def test_every_character_the_pattern_takes_for_a_header_words_letter_is_that_letter_once_case_blind():
+    import re
+    import sys
+
+    letters = sorted(set("".join(_HEADER_WORDS)) - {"-"}) + ["-"]
+    any_of = re.compile("(?i)[" + "".join(re.escape(x) for x in letters) + r':="\s]')
+    for point in range(sys.maxunicode + 1):
+        char = chr(point)
+        if 0xD800 <= point <= 0xDFFF or not any_of.fullmatch(char):
+            continue
+        taken = [x for x in letters if re.fullmatch("(?i)" + re.escape(x), char)]
+        assert all(_case_blind(char) == x for x in taken), hex(point)
+        if not taken:  # a separator, a quote or a space: lowered to itself
+            assert _case_blind(char) == char, hex(point)
 
 
 @pytest.mark.parametrize("text", [
