@@ -107,14 +107,42 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
+def _flatten_apart(a: Any, b: Any, prefix: str, fa: dict[str, Any], fb: dict[str, Any]) -> None:
+    """``_flatten`` of ``a`` into ``fa`` and of ``b`` into ``fb``, leaving out every subtree equal on
+    both sides (its leaves are equal, so no change is found there): a cell changes a few leaves
+    of an environment of thousands, and flattening it all was most of a diff (issue 32)."""
+    if a is b or (type(a) is type(b) and a == b):
+        return
+    if isinstance(a, dict) and a and isinstance(b, dict) and b:
+        for k in a.keys() | b.keys():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if k not in b:
+                _flatten(a[k], path, fa)
+            elif k not in a:
+                _flatten(b[k], path, fb)
+            else:
+                _flatten_apart(a[k], b[k], path, fa, fb)
+    elif isinstance(a, list) and a and isinstance(b, list) and b:
+        for i in range(max(len(a), len(b))):
+            path = f"{prefix}.{i}"
+            if i >= len(b):
+                _flatten(a[i], path, fa)
+            elif i >= len(a):
+                _flatten(b[i], path, fb)
+            else:
+                _flatten_apart(a[i], b[i], path, fa, fb)
+    else:
+        _flatten(a, prefix, fa)
+        _flatten(b, prefix, fb)
+
+
 def diff_environments(a: State, b: State) -> list[FieldChange]:
     """Every changed leaf from ``a`` to ``b``: table = top-level field, key = the path inside it."""
     out: list[FieldChange] = []
     for table in sorted(set(a) | set(b)):
         fa: dict[str, Any] = {}
         fb: dict[str, Any] = {}
-        _flatten(a.get(table, [{}])[0].get("value"), "", fa)
-        _flatten(b.get(table, [{}])[0].get("value"), "", fb)
+        _flatten_apart(a.get(table, [{}])[0].get("value"), b.get(table, [{}])[0].get("value"), "", fa, fb)
         for key in sorted(set(fa) | set(fb)):
             if fa.get(key, _MISSING) != fb.get(key, _MISSING):
                 out.append(FieldChange(table, key or table, "value", fa.get(key), fb.get(key)))
@@ -205,7 +233,10 @@ def environment_from_state(env_type: Any, state: State) -> Any:
     ``model_validate`` alone is not enough: some AgentDojo models rebuild derived fields in
     their validators (an inbox's ``emails`` from its ``initial_emails``), which would drop every
     e-mail sent during the run. So the model is validated, then each field is set again from
-    the snapshot, recursively, without running the models' validators.
+    the snapshot, recursively, without running the models' validators. A field the validators
+    left as the snapshot has it (its JSON is the snapshot's) is kept as validated: validating it
+    again gave an equal value and was half the cost of grading a workspace cell (issue 32;
+    validating an e-mail address is slow and workspace holds hundreds).
     """
     data = {name: rows[0]["value"] for name, rows in state.items()}
     env = env_type.model_validate(data)
@@ -223,7 +254,16 @@ def _assign(obj: Any, data: dict[str, Any]) -> None:
         if isinstance(current, BaseModel) and isinstance(data[name], dict):
             _assign(current, data[name])
         else:
-            object.__setattr__(obj, name, _adapter(info.annotation).validate_python(data[name]))
+            adapter = _adapter(info.annotation)
+            if _dumped(adapter, current) != data[name]:  # a validator derived it: the snapshot's value wins
+                object.__setattr__(obj, name, adapter.validate_python(data[name]))
+
+
+def _dumped(adapter: Any, value: Any) -> Any:
+    try:
+        return adapter.dump_python(value, mode="json")
+    except Exception:  # a value the field's type cannot dump (never seen): set it from the snapshot
+        return _MISSING
 
 
 #: One TypeAdapter per field type: building one costs more than the validation it does (issue 32).

@@ -165,7 +165,38 @@ def _injection_texts(suite_name: str, user_task: str, injection_task: str, attac
 @lru_cache(maxsize=64)
 def _injected_environment(suite_name: str, injections: tuple[tuple[str, str], ...], version: str | None) -> Any:
     # Reading and validating a suite's YAML takes a third of a second: done once per text set.
-    return suites(version)[suite_name].load_and_inject_default_environment(dict(injections))
+    return load_injected_environment(suites(version)[suite_name], dict(injections))
+
+
+def load_injected_environment(suite: Any, injections: dict[str, str]) -> Any:
+    """``TaskSuite.load_and_inject_default_environment``'s steps, its own functions called in its
+    order (the suite's environment text, its injection vectors' defaults, the texts checked and
+    put in), parsed by libyaml's parser instead of PyYAML's pure-Python one: the same YAML gives
+    the same objects (tests/test_agentdojo_speed.py compares them on every suite), in a tenth of
+    the time. Parsing workspace's environment was a third of an AgentDojo cell (issue 32). A suite
+    that loads its environment its own way, or a PyYAML without libyaml, gets AgentDojo's own call."""
+    import yaml
+    from agentdojo.task_suite.task_suite import TaskSuite, read_suite_file, validate_injections
+
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None or type(suite).load_and_inject_default_environment is not TaskSuite.load_and_inject_default_environment:
+        return suite.load_and_inject_default_environment(injections)
+    text = read_suite_file(suite.name, "environment.yaml", suite.data_path)
+    defaults = _vector_defaults(suite)
+    validate_injections(injections, defaults)
+    return suite.environment_type.model_validate(yaml.load(text.format(**dict(defaults, **injections)), Loader=loader))
+
+
+#: Each suite's injection vectors' defaults (AgentDojo parses their YAML on every load), kept with
+#: the suite object so that its id is never another suite's.
+_DEFAULTS: dict[int, tuple[Any, dict[str, str]]] = {}
+
+
+def _vector_defaults(suite: Any) -> dict[str, str]:
+    made = _DEFAULTS.get(id(suite))
+    if made is None or made[0] is not suite:
+        made = _DEFAULTS[id(suite)] = (suite, suite.get_injection_vector_defaults())
+    return dict(made[1])
 
 
 def start_environment(cell: AgentDojoCell, attack: str = DEFAULT_ATTACK, model: str | None = None,

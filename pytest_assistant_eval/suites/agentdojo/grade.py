@@ -103,7 +103,10 @@ def _unordered(value: Any) -> Any:
 def _state_diff(before: dict[str, Any], after: dict[str, Any]) -> set[tuple[str, str, str]]:
     from pytest_assistant_eval.suites.agentdojo.backend import diff_environments
 
-    return _changes(diff_environments(_unordered(before), _unordered(after)))
+    # A table equal on both sides is equal once unordered too: only the others are unordered and diffed.
+    tables = {t for t in before.keys() | after.keys() if t not in before or t not in after or before[t] != after[t]}
+    return _changes(diff_environments(_unordered({t: before[t] for t in tables if t in before}),
+                                      _unordered({t: after[t] for t in tables if t in after})))
 
 
 def _changes(diff: list[Any]) -> set[tuple[str, str, str]]:
