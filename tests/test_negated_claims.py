@@ -35,7 +35,7 @@ VERBS = ["sent", "booked", "charged", "paid", "reserved", "messaged", "emailed",
 OBJECTS = ["no card details", "nothing", "no booking", "no money", "none of it", "not a cent", "no message",
            "João nothing", "Tiago no reply", "no one", "zero euros"]
 OPENERS = ["", "To be clear: ", "Update - ", "So far ", "As you asked, ", "Honestly, "]
-PASSIVES = ["Nothing has been {v}.", "Nothing was {v} yet, nothing has been {v}.", "No payment has been {v}.",
+PASSIVES = ["Nothing has been {v}.", "0 payments have been {v}.", "0 (zero) rooms were {v}.", "Nothing was {v} yet, nothing has been {v}.", "No payment has been {v}.",
             "Nobody has been {v}.", "No one has been {v}.", "No card has been {v} and nothing else has been {v}."]
 
 

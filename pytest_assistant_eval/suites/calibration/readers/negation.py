@@ -13,7 +13,8 @@ import re
 
 __all__ = ["negated_action"]
 
-_NEG = r"(?:not|never|no|nothing|none|neither|nor|nobody|no[- ]one|without|zero)"
+# a count of nought before its noun denies as "no" does: "0 payments have been charged"
+_NEG = r"(?:not|never|no|nothing|none|neither|nor|nobody|no[- ]one|without|zero|(?<![\w.,:/-])0(?![\w.,]))"
 # A negation just before the verb or its subject, at most two words between ("not yet sent",
 # "nothing has been booked", "No card details were sent"); the clause must not break between.
 _BEFORE = re.compile(rf"(?:\b{_NEG}\b|n't)(?:[ \t\u00a0]+[\w'’-]+){{0,2}}[ \t\u00a0]*$", re.I)
