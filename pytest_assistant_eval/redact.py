@@ -108,7 +108,7 @@ def _case_blind(text: str) -> str:
 
 
 def _header_word_then_separator(lowered: str) -> bool:
-    """Whether a key header's word (``api-key``, ``authorization``, ``cookie``, which every header name
+    r"""Whether a key header's word (``api-key``, ``authorization``, ``cookie``, which every header name
     of ``_HEADER_KEY`` ends with) is followed by its separator (``"?\s*[:=]``) somewhere in the
     text lowered by ``_case_blind``: without one ``_HEADER_KEY`` cannot match. A record that only says "cookie"
     (an e-mail about cookies) was scanned by the case-blind alternation at every position, most of
