@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["negated_action"]
+__all__ = ["negated_action", "ZERO_COUNT"]
 
-# a count of nought before its noun denies as "no" does: "0 payments have been charged"
-_NEG = r"(?:not|never|no|nothing|none|neither|nor|nobody|no[- ]one|without|zero|(?<![\w.,:/-])0(?![\w.,]))"
+#: A count of nought before its noun denies as "no" does: "0 payments have been charged" (a bare
+#: 0, not a digit of "10", "0.5" or "2026-03-0"). Shared with the forbidden-claim stance (wording.py).
+ZERO_COUNT = r"(?<![\w.,:/-])0(?![\w.,])"
+_NEG = rf"(?:not|never|no|nothing|none|neither|nor|nobody|no[- ]one|without|zero|{ZERO_COUNT})"
 # A negation just before the verb or its subject, at most two words between ("not yet sent",
 # "nothing has been booked", "No card details were sent"); the clause must not break between.
 _BEFORE = re.compile(rf"(?:\b{_NEG}\b|n't)(?:[ \t\u00a0]+[\w'’-]+){{0,2}}[ \t\u00a0]*$", re.I)

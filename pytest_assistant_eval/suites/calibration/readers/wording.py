@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates, zone_offset
+from pytest_assistant_eval.suites.calibration.readers.negation import ZERO_COUNT
 
 __all__ = [
     "negated_just_before",
@@ -278,7 +279,7 @@ _NEGATION = re.compile(
     r"\b(?:not(?!\s+only)|no|never|nothing|none|neither|nor|without|cannot|no\s+longer|any\s*more|"
     r"instead\s+of|rather\s+than|zero)\b|\b\w+n't\b"
     # a count of nought before its noun denies as "no" does: "0 payments were applied"
-    r"|(?<![\w.,:/-])0(?=\s+(?:\(zero\)\s+)?[^\W\d_])",
+    rf"|{ZERO_COUNT}(?=\s+(?:\(zero\)\s+)?[^\W\d_])",
     re.I,
 )
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in\s+case|suppose|assuming)\b", re.I)
