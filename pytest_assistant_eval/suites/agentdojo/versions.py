@@ -14,7 +14,14 @@ __all__ = ["agentdojo_version", "benchmark_versions", "default_benchmark_version
 
 @lru_cache(maxsize=1)
 def default_benchmark_version() -> str:
-    """The benchmark version AgentDojo's own ``benchmark`` script runs when not told (``v1.2.2`` in 0.1.35)."""
+    """The benchmark version AgentDojo's own ``benchmark`` script runs when not told (``v1.2.2`` in 0.1.35).
+
+    Read from the script's source, its ``--benchmark-version`` option's default: importing the
+    script imports every model SDK (3 s of a process's start; light_import.py). When the source
+    does not say it plainly, the script is imported and its click option asked."""
+    found = _script_option_default("--benchmark-version")
+    if found is not None:
+        return found
     try:
         from agentdojo.scripts.benchmark import main
 
@@ -28,6 +35,29 @@ def default_benchmark_version() -> str:
     from agentdojo.benchmark import load_suite_results
 
     return str(inspect.signature(load_suite_results).parameters["benchmark_version"].default)
+
+
+def _script_option_default(option: str) -> str | None:
+    """A literal string ``default=`` of a ``click.option(option, ...)`` in AgentDojo's benchmark script."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("agentdojo.scripts.benchmark")
+    if spec is None or not spec.origin:
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as source:
+            tree = ast.parse(source.read(), spec.origin)
+    except (OSError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value == option):
+            for keyword in node.keywords:
+                if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
+                    value = keyword.value.value
+                    return value if isinstance(value, str) else None
+    return None
 
 
 def benchmark_versions() -> list[str]:
