@@ -53,6 +53,12 @@ def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.Complete
                           text=True, timeout=600)
 
 
+def start_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """A README command started in the background (:func:`run_block`'s shell, not waited for)."""
+    return subprocess.Popen(["bash", "-c", "set -euo pipefail\n" + block], cwd=cwd, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 @dataclass(frozen=True)
 class ReadmeDemo:
     """The fresh copy, and what the README's demo command did in it."""
