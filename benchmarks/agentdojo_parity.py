@@ -47,6 +47,11 @@ def main() -> int:
     user_tasks = {name: sorted(s.user_tasks, key=lambda t: int(t.rsplit("_", 1)[1])) for name, s in chosen.items()}
     injection_tasks = {name: sorted(s.injection_tasks, key=lambda t: int(t.rsplit("_", 1)[1]))
                        for name, s in chosen.items()}
+    # Both sides build AgentDojo's pipeline, which imports every model SDK (3 s): load it before
+    # either side's clock starts (light_import.py defers it to first use), so neither pays it.
+    import agentdojo.agent_pipeline
+
+    assert agentdojo.agent_pipeline.AgentPipeline
     with tempfile.TemporaryDirectory() as tmp:
         ours, theirs = compare(user_tasks, injection_tasks, args.attack, args.keep or Path(tmp), version,
                                make_session=RunSession)
