@@ -49,14 +49,18 @@ def copy_env(copy: Path) -> dict[str, str]:
 
 
 def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", "set -euo pipefail\n" + block], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(_shell(block), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def start_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     """A README command started in the background (:func:`run_block`'s shell, not waited for)."""
-    return subprocess.Popen(["bash", "-c", "set -euo pipefail\n" + block], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(_shell(block), cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _shell(block: str) -> list[str]:
+    """A README block as bash runs it here: stopping at the first failing command."""
+    return ["bash", "-c", "set -euo pipefail\n" + block]
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,12 @@ def agentdojo_run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_default_benchmark_version_is_agentdojos_own():
     from agentdojo.scripts.benchmark import main
 
+    from pytest_assistant_eval.suites.agentdojo.light_import import option_default
+
     [option] = [p for p in main.params if p.name == "benchmark_version"]
     assert default_benchmark_version() == option.default
+    # read from the script's source, not by importing it (light_import.option_default)
+    assert option_default("agentdojo.scripts.benchmark", "--benchmark-version") == option.default
     assert AgentDojoSettings().benchmark_version == option.default
     assert set(suites()) == set(suites(option.default))
 

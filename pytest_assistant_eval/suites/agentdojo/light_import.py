@@ -87,12 +87,16 @@ def _defer(name: str) -> None:
     setattr(sys.modules[parent], leaf, module)
 
 
+def _source_tree(path: str) -> ast.Module:
+    with open(path, encoding="utf-8") as source:
+        return ast.parse(source.read(), path)
+
+
 def _constants(path: str, names: tuple[str, ...]) -> dict[str, Any]:
     """The literal values a module's top level assigns to ``names``, read from its source."""
     if not names:
         return {}
-    with open(path, encoding="utf-8") as source:
-        tree = ast.parse(source.read(), path)
+    tree = _source_tree(path)
     found: dict[str, Any] = {}
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
@@ -104,3 +108,24 @@ def _constants(path: str, names: tuple[str, ...]) -> dict[str, Any]:
         raise ImportError(f"{path}: no literal {', '.join(sorted(missing))} at its top level "
                           "(this AgentDojo release differs from the ones light_import knows)")
     return found
+
+
+def option_default(module: str, option: str) -> str | None:
+    """The literal string ``default=`` of a ``click.option(option, ...)`` in ``module``'s source,
+    read without importing it (AgentDojo's benchmark script imports every SDK); None when the
+    source does not say it plainly."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return None
+    try:
+        tree = _source_tree(spec.origin)
+    except (OSError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value == option):
+            for keyword in node.keywords:
+                if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
+                    value = keyword.value.value
+                    return value if isinstance(value, str) else None
+    return None

@@ -19,7 +19,9 @@ def default_benchmark_version() -> str:
     Read from the script's source, its ``--benchmark-version`` option's default: importing the
     script imports every model SDK (3 s of a process's start; light_import.py). When the source
     does not say it plainly, the script is imported and its click option asked."""
-    found = _script_option_default("--benchmark-version")
+    from pytest_assistant_eval.suites.agentdojo.light_import import option_default
+
+    found = option_default("agentdojo.scripts.benchmark", "--benchmark-version")
     if found is not None:
         return found
     try:
@@ -35,29 +37,6 @@ def default_benchmark_version() -> str:
     from agentdojo.benchmark import load_suite_results
 
     return str(inspect.signature(load_suite_results).parameters["benchmark_version"].default)
-
-
-def _script_option_default(option: str) -> str | None:
-    """A literal string ``default=`` of a ``click.option(option, ...)`` in AgentDojo's benchmark script."""
-    import ast
-    import importlib.util
-
-    spec = importlib.util.find_spec("agentdojo.scripts.benchmark")
-    if spec is None or not spec.origin:
-        return None
-    try:
-        with open(spec.origin, encoding="utf-8") as source:
-            tree = ast.parse(source.read(), spec.origin)
-    except (OSError, SyntaxError):
-        return None
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                and node.args[0].value == option):
-            for keyword in node.keywords:
-                if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
-                    value = keyword.value.value
-                    return value if isinstance(value, str) else None
-    return None
 
 
 def benchmark_versions() -> list[str]:
