@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_assistant_eval.providers import openrouter
 from pytest_assistant_eval.suites.calibration.grade.folder import GradingError, JudgeOptions, grade, grade_command, read_grading
 from tests.judge_fakes import KEY_VARS, Replier, cell_text, good_reply, judge_fake
 from tests.provider_runs_helpers import console, run_eval
@@ -56,6 +57,10 @@ def judge_env(monkeypatch: pytest.MonkeyPatch):
         monkeypatch.setenv(var, PLANTED_KEY)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.setenv("ASSISTANT_EVAL_RETRY_DELAY", "0")
+    # The openrouter fake's model is a free one, which starts at OpenRouter's 3 s spacing: 36 s
+    # of sleeping across this file, in tests whose subject is the judge, not the pacing
+    # (tests/providers/test_pacing.py and test_limit_fakes.py time that). Still paced, shorter.
+    monkeypatch.setattr(openrouter, "FREE_START_INTERVAL", 0.01)
     yield
     keyring.set_keyring(before)
 
