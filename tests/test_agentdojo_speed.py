@@ -119,6 +119,59 @@ def test_a_restored_environment_is_the_one_validating_every_field_again_gives(na
         assert sent, "an e-mail sent during the run (a field a validator would rebuild) was restored"
 
 
+@pytest.mark.parametrize("name", SUITES)
+def test_a_final_state_rebuilt_over_its_start_environment_is_the_one_validating_every_field_gives(name):
+    """Grading rebuilds a cell's final environment over its start one: the tables the run left
+    alone are copies of the start's, the changed ones validated, and the result is the long way's."""
+    reused = changed = 0
+    for user, injection in _pairs(name):
+        env, before, after = _after_ground_truth(name, user, injection)
+        start = environment_from_state(type(env), before)
+        rebuilt = environment_from_state(type(env), after, base=start)
+        assert rebuilt == _validated_again(type(env), after)
+        assert rebuilt.model_dump(mode="json") == {k: rows[0]["value"] for k, rows in after.items()}
+        for table in after:
+            if before[table] == after[table]:
+                reused += 1
+                assert getattr(rebuilt, table) == getattr(start, table)
+                assert getattr(rebuilt, table) is not getattr(start, table)  # a copy: grading never shares
+            else:
+                changed += 1
+    assert reused and changed
+
+
+@pytest.mark.parametrize("name", SUITES)
+def test_utility_at_the_start_handed_one_environment_is_the_verdict_a_copy_gives_on_every_user_task(name):
+    suite = suites()[name]
+    first_injection = _first(suite.injection_tasks, 1)[0]
+    held = 0
+    for user in suite.user_tasks:
+        for injection in (None, first_injection):
+            cell = AgentDojoCell(name, user, injection)
+            task = suite.user_tasks[user]
+            fast = grade._holds_at_start(task, start_environment(cell, "important_instructions", "oracle"),
+                                         lambda: pytest.fail("the environment was not changed"))
+            pre = start_environment(cell, "important_instructions", "oracle")
+            assert fast == grade._utility(task, "", pre, pre.model_copy(deep=True), []), (user, injection)
+            held += fast
+    assert name != "banking" or held, "banking has tasks whose utility holds at the start"
+
+
+def test_a_check_that_changes_the_state_it_is_given_is_asked_again_on_a_copy():
+    class Meddling:  # a utility that empties the end state's inbox, then compares the two states
+        def utility_from_traces(self, *args: Any) -> None:
+            return None
+
+        def utility(self, answer: str, pre: Any, post: Any) -> bool:
+            post.inbox.initial_emails.clear()
+            return pre == post
+
+    cell = AgentDojoCell("workspace", "user_task_0", None)
+    start = start_environment(cell)
+    assert start.inbox.initial_emails
+    assert grade._holds_at_start(Meddling(), start, lambda: start_environment(cell)) is False
+
+
 def _flattened_whole(a: dict[str, Any], b: dict[str, Any]) -> list[FieldChange]:
     out = []
     for table in sorted(set(a) | set(b)):
