@@ -12,9 +12,11 @@ the copy's root; a command that fails names its block.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
-from readme_helpers import INSTALL, ReadmeDemo, bash_blocks, copy_env, run_block, start_block
+import pytest
+from readme_helpers import INSTALL, ReadmeDemo, bash_blocks, copy_env, fresh_copy, run_block, start_block
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP = [
@@ -50,17 +52,35 @@ def test_the_readme_test_command_installs_what_ci_installs():
     assert extras and re.findall(r"pip install -e '(\.\[[^\]]*\])'", readme) == extras
 
 
-#: README commands that measure wall time and mostly sleep (bench_pacing sends for a fixed time at
-#: rate-limited fakes: 51 s of which 9 s of CPU): each starts in the background when the blocks after
-#: the demo begin and is waited for at the end, so a worker does not sit idle through it. Such a
-#: command reads nothing an earlier block writes; its exit code is checked as any other's.
+#: README commands that measure wall time and mostly sleep (the benchmarks' block: bench_pacing sends
+#: for a fixed time at rate-limited fakes; the block takes 46 s, 11 s of it CPU). Each runs in a fresh
+#: copy of its own, started before the demo (:func:`waiting`), and is waited for at the end, so the
+#: worker does not sit idle through it. Such a command reads nothing an earlier block writes; its
+#: exit code is checked as any other's.
 WAITS = ("bench_pacing.py",)
 
 
-def test_every_readme_block_runs_in_order_in_a_fresh_copy(readme_demo: ReadmeDemo):
+def numbered_commands(blocks: list[str]) -> list[tuple[int, str]]:
+    """Every command after the two set-up blocks, with the number of its block."""
+    return [(number, command) for number, block in enumerate(blocks[2:], start=2) for command in commands_of(block)]
+
+
+@pytest.fixture(scope="session")
+def waiting(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, subprocess.Popen[str]]]:
+    """The commands of :data:`WAITS`, started in a fresh copy of their own. Asked for before
+    ``readme_demo``, so they run while the demo does (or while this worker waits for the other
+    worker's demo) instead of after it."""
+    blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    copy = fresh_copy(tmp_path_factory.mktemp("readme-waits") / "clone ä")
+    env = copy_env(copy)
+    return [(number, command, start_block(command, copy, env)) for number, command in numbered_commands(blocks)
+            if any(name in command for name in WAITS)]
+
+
+def test_every_readme_block_runs_in_order_in_a_fresh_copy(waiting, readme_demo: ReadmeDemo):
     """Block 1's demo ran in the session's fresh copy (conftest.py's ``readme_demo``, which
     test_demo_matrix.py reads too); every later block runs after it, in order, in that copy
-    (a command of :data:`WAITS` alongside them)."""
+    (a command of :data:`WAITS` alongside them, in a copy of its own)."""
     blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
     copy = readme_demo.copy
     env = copy_env(copy)
@@ -68,10 +88,7 @@ def test_every_readme_block_runs_in_order_in_a_fresh_copy(readme_demo: ReadmeDem
     assert readme_demo.returncode == 0, (f"README block 1 failed (exit {readme_demo.returncode}):\n"
                                          f"{readme_demo.command}\n{readme_demo.stdout[-3000:]}\n"
                                          f"{readme_demo.stderr[-3000:]}")
-    numbered = [(number, command) for number, block in enumerate(blocks[2:], start=2)
-                for command in commands_of(block)]
-    waiting = [(number, command, start_block(command, copy, env)) for number, command in numbered
-               if any(name in command for name in WAITS)]
+    numbered = numbered_commands(blocks)
     assert len(waiting) == len(WAITS), "a README command the test waits for is gone from the README"
     for number, command in numbered:  # every block after the demo, in order
         if any(name in command for name in WAITS):
