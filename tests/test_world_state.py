@@ -114,3 +114,26 @@ def test_a_second_connection_sees_the_same_state(world: SqliteWorld) -> None:
         assert state_digest(other.snapshot()) == state_digest(state)
     finally:
         other.close()
+
+
+def test_a_fresh_copy_gives_its_start_state_from_the_one_kept_per_content_until_its_first_change(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    built = build_world(tmp_path_factory.mktemp("kept"))
+    first = open_world(built, "base", tmp_path_factory.mktemp("cell-a"))
+    second = open_world(built, "base", tmp_path_factory.mktemp("cell-b"))
+    try:
+        read = first._read_snapshot()
+        state = first.snapshot()
+        assert state == read and list(state) == list(read)
+        kept = second.snapshot()
+        assert kept == read and kept is not state
+        kept["cards"][0]["balance_eur"] = -1  # a caller's change to its copy reaches no other cell
+        assert second.snapshot() == read
+        second.call("book_listing", {"listing_id": "L-101", "card_id": "card-visa-4821", "start_date": "2026-04-01",
+                                     "end_date": "2026-04-05"}, turn=1, round=1)
+        changed = second.snapshot()
+        assert changed == second._read_snapshot() and changed != read
+        assert first.snapshot() == read  # the other copy is untouched
+    finally:
+        first.close()
+        second.close()

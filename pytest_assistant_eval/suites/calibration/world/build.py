@@ -352,10 +352,10 @@ def database_path(world_dir: Path, variant: str) -> Path:
     return Path(world_dir) / marker["variants"][variant]["database"]
 
 
-def copy_database(world_dir: Path, variant: str, target: Path) -> None:
+def copy_database(world_dir: Path, variant: str, target: Path) -> str:
     """Copy a variant's database to ``target`` and check the copy against the marker: the
     world was verified when the run started, and a record's fingerprint must name the bytes
-    its cell really ran on, also when the file was changed since."""
+    its cell really ran on, also when the file was changed since. Returns the copy's sha256."""
     world_dir = Path(world_dir)
     marker = read_marker(world_dir)
     source = database_path(world_dir, variant)
@@ -364,6 +364,7 @@ def copy_database(world_dir: Path, variant: str, target: Path) -> None:
     if sha256_file(target) != marker["databases"].get(rel):
         target.unlink()
         raise _refuse(world_dir, [f"database {rel} changed since it was built (its sha256 differs from the marker's)"])
+    return str(marker["databases"][rel])
 
 
 def query(world_dir: Path, variant: str, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -72,13 +73,24 @@ class _Invalid(Exception):
     pass
 
 
-class SqliteWorld:
-    """A world backend on one SQLite file (implements ``WorldBackend``)."""
+#: A verified database's sha256 → its snapshot, marshalled: every cell of a variant starts from the
+#: same bytes, so its start state is read from SQLite once per process (issue 32, per-cell costs).
+_START_SNAPSHOTS: dict[str, bytes] = {}
 
-    def __init__(self, db_path: Path, policy: Policy = Policy(), *, variant: str | None = None) -> None:
+
+class SqliteWorld:
+    """A world backend on one SQLite file (implements ``WorldBackend``).
+
+    ``content_sha256``: the sha256 the file was checked to have when it was opened (``open_world``
+    copies and checks it). Until the first change, its snapshot is that content's, kept once per
+    process and handed out as a fresh copy (``marshal`` reads back the same values, in order)."""
+
+    def __init__(self, db_path: Path, policy: Policy = Policy(), *, variant: str | None = None,
+                 content_sha256: str | None = None) -> None:
         self.path = Path(db_path)
         self.policy = policy
         self._conn = store.connect(self.path)
+        self._content = content_sha256
         self._log: list[LogEntry] = []
         self.variant = variant or self._meta().get("variant")
 
@@ -105,6 +117,16 @@ class SqliteWorld:
         return result
 
     def snapshot(self) -> State:
+        if self._content is None or self._conn.total_changes:
+            return self._read_snapshot()
+        kept = _START_SNAPSHOTS.get(self._content)
+        if kept is None:
+            state = self._read_snapshot()
+            _START_SNAPSHOTS[self._content] = marshal.dumps(state)
+            return state
+        return marshal.loads(kept)
+
+    def _read_snapshot(self) -> State:
         return {table: store.rows(self._conn, table) for table in schema.TABLES}
 
     def changes(self) -> int:
@@ -517,6 +539,6 @@ def open_world(world_dir: Path, variant: str, workdir: Path, policy: Policy = Po
     for extra in (target, target.with_name(target.name + "-journal")):
         if extra.exists():
             extra.unlink()
-    copy_database(Path(world_dir), variant, target)
-    return SqliteWorld(target, policy, variant=variant)
+    sha256 = copy_database(Path(world_dir), variant, target)
+    return SqliteWorld(target, policy, variant=variant, content_sha256=sha256)
 
