@@ -227,13 +227,14 @@ class AgentDojoWorld:
         return None
 
 
-def environment_from_state(env_type: Any, state: State, base: Any = None) -> Any:
+def environment_from_state(env_type: Any, state: State, base: Any = None, base_state: State | None = None) -> Any:
     """The environment a snapshot describes, exactly.
 
     ``base``, when given, is an environment of the same type the snapshot may share tables with
     (a cell's start environment, when grading its final state): a table whose JSON is the base's
     is a deep copy of the base's, not validated again; only the tables the run changed are. A
     workspace cell took 23 ms to rebuild, 2 ms to copy (issue 32, AgentDojo's per-cell costs).
+    ``base_state``: the base's snapshot, when the caller has taken it already.
 
     ``model_validate`` alone is not enough: some AgentDojo models rebuild derived fields in
     their validators (an inbox's ``emails`` from its ``initial_emails``), which would drop every
@@ -243,21 +244,22 @@ def environment_from_state(env_type: Any, state: State, base: Any = None) -> Any
     again gave an equal value and was half the cost of grading a workspace cell (issue 32;
     validating an e-mail address is slow and workspace holds hundreds).
     """
-    data = {name: rows[0]["value"] for name, rows in state.items()}
-    given, changed = _reused_tables(base, data) if base is not None and type(base) is env_type else (data, data)
+    data = state_values(state)
+    given, changed = (_reused_tables(base, data, base_state) if base is not None and type(base) is env_type
+                      else (data, data))
     env = env_type.model_validate(given)
     _assign(env, changed)
     return env
 
 
-def _reused_tables(base: Any, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _reused_tables(base: Any, data: dict[str, Any], base_state: State | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(what to validate, the tables to set again from the snapshot): unchanged model tables are
     handed over as copies of the base's, which pydantic takes as they are (an instance of the
     field's own class is not validated again)."""
     from pydantic import BaseModel
 
     given, changed = dict(data), {}
-    dumped = base.model_dump(mode="json")
+    dumped = base.model_dump(mode="json") if base_state is None else state_values(base_state)
     for name, value in data.items():
         table = getattr(base, name, None)
         if isinstance(table, BaseModel) and dumped.get(name) == value:
@@ -265,6 +267,11 @@ def _reused_tables(base: Any, data: dict[str, Any]) -> tuple[dict[str, Any], dic
         else:
             changed[name] = value
     return given, changed
+
+
+def state_values(state: State) -> dict[str, Any]:
+    """A snapshot as the environment's own JSON (``model_dump(mode="json")``): each table's value."""
+    return {name: rows[0]["value"] for name, rows in state.items()}
 
 
 def _assign(obj: Any, data: dict[str, Any]) -> None:
