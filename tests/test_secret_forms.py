@@ -144,3 +144,34 @@ def test_the_fast_scan_of_masks_and_views_is_the_plain_one(parts):
     expected = lowered if len(lowered) == len(plain) else "".join(
         c.lower() if len(c.lower()) == 1 else c for c in plain)
     assert sf._fold(text) == expected
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=30))
+def test_the_view_s_passes_are_its_single_substitution(parts):
+    """The view without escapes is made in passes (escaped breaks, zero-width marks, whitespace), and
+    escapes are looked for one kind at a time: the same as the single regular expressions."""
+    from pytest_assistant_eval import secret_forms as sf
+
+    text = "".join(parts)
+    assert sf._decodable(text) == (sf._DECODABLE.search(text) is not None)
+    assert sf._skipped_removed(text) == sf._SKIPPED.sub("", text)
+
+
+def test_str_split_removes_exactly_what_the_view_s_whitespace_class_matches():
+    import re
+    import sys
+
+    space = re.compile(r"\s")
+    differ = [hex(c) for c in range(sys.maxunicode + 1) if (space.match(chr(c)) is not None) != chr(c).isspace()]
+    assert differ == []
+
+
+@given(st.lists(st.one_of(_PIECES, st.sampled_from(["sk-atk-pl0123", "pl0123456789abc", "9abcdef"]),
+                          st.text(max_size=6)), max_size=30))
+def test_a_key_s_pieces_are_in_the_view_exactly_when_its_pattern_finds_one(parts):
+    from pytest_assistant_eval import secret_forms as sf
+
+    finder = sf.KeyFinder(["sk-atk-PL0123456789abcdef"], ["atk-model"])
+    norm = sf._norm("".join(parts))
+    expected = any(k in norm for k in finder._folded) or finder._pattern.search(norm) is not None
+    assert finder._in_view(norm) == expected
