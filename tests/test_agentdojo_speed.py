@@ -218,6 +218,35 @@ def test_a_cell_never_sees_the_environment_another_cell_changed():
     assert second.bank_account.transactions, "the second cell's transactions are its own, not the cleared list"
 
 
+def _mutable_ids(value: Any, seen: set[int] | None = None) -> set[int]:
+    """The ids of every mutable object reachable from ``value`` (models, lists, dicts, sets)."""
+    seen = set() if seen is None else seen
+    if isinstance(value, (BaseModel, list, dict, set)) and id(value) not in seen:
+        seen.add(id(value))
+        children = (value.__dict__.values() if isinstance(value, BaseModel)
+                    else value.values() if isinstance(value, dict) else value)
+        for child in children:
+            _mutable_ids(child, seen)
+    return seen
+
+
+@pytest.mark.parametrize("name", SUITES)
+def test_a_pickled_copy_of_the_environment_is_a_deep_copy_sharing_nothing(name):
+    from pytest_assistant_eval.suites.agentdojo import cells
+
+    suite = suites()[name]
+    user, injection = _first(suite.user_tasks, 1)[0], _first(suite.injection_tasks, 1)[0]
+    texts = tuple(sorted(injections_for(AgentDojoCell(name, user, injection), "important_instructions", "oracle").items()))
+    kept = cells._injected_environment(name, texts, None)
+    copied, deep = cells._fresh_copy(name, texts, None), kept.model_copy(deep=True)
+    assert type(copied) is type(deep)
+    assert copied == deep
+    assert copied.model_dump(mode="json") == deep.model_dump(mode="json")
+    assert copied.model_fields_set == deep.model_fields_set
+    assert not _mutable_ids(copied) & _mutable_ids(kept), "a copy shares no object with the kept environment"
+    assert not _mutable_ids(copied) & _mutable_ids(cells._fresh_copy(name, texts, None))
+
+
 # -- redaction's header gate (issue 32: redacting a large AgentDojo record) -------------------------
 # (no agentdojo needed, but kept beside the other shortcuts of the same item)
 
