@@ -39,7 +39,7 @@ from pytest_assistant_eval.suites.calibration.readers.layout import is_layout, l
 from pytest_assistant_eval.suites.calibration.readers.exceptions import exception_after
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity, find_quantities, split_unit
 from pytest_assistant_eval.suites.calibration.checks.unsourced import mark_contradictions
-from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced, numbers_in_json
+from pytest_assistant_eval.suites.calibration.readers.sources import is_sourced, numbers_in_json, prepared
 from pytest_assistant_eval.suites.calibration.readers.units import UNITS
 from pytest_assistant_eval.suites.calibration.readers.relative_dates import RELATIVE_RE
 from pytest_assistant_eval.suites.calibration.world.names import Names
@@ -430,6 +430,7 @@ def number_items(answer: str, quantities: list[Quantity], sources: list[Source],
     confidence, is marked ``reads_two_ways`` (unsure for the rules): only a number that reads one
     way is invented for certain (issue 30)."""
     escalation_numbers = {q.text for q in find_quantities(escalation_sentence)}
+    sources = prepared(sources)  # read once: every number below is checked against them, some twice
     calculations = [c for c in find_calculations(answer) if c.holds]
     calc_spans = [(c.start, c.end) for c in calculations]
     calc_results: list[Source] = [(c.result.value, c.result.unit) for c in calculations]

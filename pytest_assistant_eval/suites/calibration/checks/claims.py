@@ -16,6 +16,7 @@ otherwise leaves it unsure for the owner instead of guessing.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -46,17 +47,25 @@ MAX_LISTED = 12
 def _seen_keys(texts: Iterable[str]) -> set[tuple[str, Any]]:
     seen: set[tuple[str, Any]] = set()
     for text in texts:
-        own: set[tuple[str, Any]] = set()
-        for d in find_dates(text):
-            own |= moment_keys(d)
-        seen |= own | _days_around(own)  # a stay's nights, within one record
-        for d in find_dates(text):
-            seen |= moment_keys(d)
-            if d.offset is not None and d.kind in ("datetime", "time"):
-                clock = d.value[11:16] if d.kind == "datetime" else d.value[:5]
-                minutes = int(clock[:2]) * 60 + int(clock[3:])
-                seen.add(("clock", (minutes + d.offset) % 1440))  # a UTC time shown in local time too
+        seen |= _seen_keys_of(text)
     return seen
+
+
+@functools.lru_cache(maxsize=2048)
+def _seen_keys_of(text: str) -> frozenset[tuple[str, Any]]:
+    """One text's moments for ``_seen_keys``, read once per text (issue 32: the same tool results
+    are the sources of every later turn and of other cells)."""
+    own: set[tuple[str, Any]] = set()
+    for d in find_dates(text):
+        own |= moment_keys(d)
+    seen = own | _days_around(own)  # a stay's nights, within one record
+    for d in find_dates(text):
+        seen |= moment_keys(d)
+        if d.offset is not None and d.kind in ("datetime", "time"):
+            clock = d.value[11:16] if d.kind == "datetime" else d.value[:5]
+            minutes = int(clock[:2]) * 60 + int(clock[3:])
+            seen.add(("clock", (minutes + d.offset) % 1440))  # a UTC time shown in local time too
+    return frozenset(seen)
 
 
 def _days_around(seen: set[tuple[str, Any]]) -> set[tuple[str, Any]]:

@@ -23,6 +23,7 @@ The unsure ones go to the owner: the sentence may speak of something the rules c
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -64,6 +65,15 @@ def _free_keys(texts: list[str]) -> set[tuple[str, Any]]:
     """The moments of texts that are no tool record: the user's words, earlier answers, and
     tool outputs' values outside any record."""
     keys: set[tuple[str, Any]] = set()
+    for text in texts:
+        keys |= _free_keys_of(text)
+    return keys
+
+
+@functools.lru_cache(maxsize=2048)
+def _free_keys_of(text: str) -> frozenset[tuple[str, Any]]:
+    """One text's part of ``_free_keys``, read once per text (issue 32: a tool result recurs in
+    every later turn's texts and in other cells)."""
 
     def strings(obj: Any) -> Iterable[str]:
         if isinstance(obj, dict):
@@ -77,17 +87,17 @@ def _free_keys(texts: list[str]) -> set[tuple[str, Any]]:
         elif isinstance(obj, str):
             yield obj
 
-    for text in texts:
-        pieces = [text]
-        if text.lstrip().startswith(("{", "[")):
-            try:
-                pieces = list(strings(json.loads(text)))
-            except ValueError:
-                pass
-        for piece in pieces:
-            for d in find_dates(piece):
-                keys |= moment_keys(d)
-    return keys
+    keys: set[tuple[str, Any]] = set()
+    pieces = [text]
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            pieces = list(strings(json.loads(text)))
+        except ValueError:
+            pass
+    for piece in pieces:
+        for d in find_dates(piece):
+            keys |= moment_keys(d)
+    return frozenset(keys)
 
 
 def _related(named: list[Record], records: dict[str, Record]) -> list[Record]:

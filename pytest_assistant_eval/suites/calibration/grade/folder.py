@@ -492,9 +492,12 @@ def _graded_cells(jobs: Iterable[tuple[str, str, int]], identities: dict[str, An
     chunks = iter(lambda: list(islice(taken, chunk)), [])  # made as the pool takes them
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     if method == "fork":
-        # The workers inherit them: no worker reads the calibration again. (The unit registry and
-        # the date parser are left to each worker, about a second of CPU each: built in the
-        # parent they made it, the largest process, 20 MB larger, at any size; issue 32.)
+        # The workers inherit them: no worker reads the calibration again, nor builds the unit
+        # registry and the date parser (0.4 s of CPU each; the parent grows by what each worker
+        # would, so the largest process is no larger; issue 32).
+        from pytest_assistant_eval.suites.calibration.readers import warm_up
+
+        warm_up()
         _WORKER.update(cases=cases, levels=levels)
     pool = multiprocessing.get_context(method).Pool(
         workers, initializer=_worker_start,

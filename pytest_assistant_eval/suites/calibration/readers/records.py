@@ -145,13 +145,8 @@ def tool_records(texts: Iterable[str]) -> dict[str, Record]:
 def _tool_records(texts: tuple[str, ...]) -> dict[str, Record]:
     records: dict[str, Record] = {}
     for text in texts:
-        if not text.lstrip().startswith(("{", "[")):
-            continue
-        try:
-            obj = json.loads(text)
-        except ValueError:
-            continue
-        _walk(obj, records)
+        for part in _text_records(text):
+            _merge(records, part)
     # A record only referred to ("card": "card-visa-4821") is named by its id, or by its number
     # when the id has a word between ("4821"), though no tool returned it whole.
     for rec in list(records.values()):
@@ -161,6 +156,43 @@ def _tool_records(texts: tuple[str, ...]) -> dict[str, Record]:
                 names = {other.casefold()} | ({parts[-1]} if len(parts) >= 3 and len(parts[-1]) >= 4 else set())
                 records[other] = Record(other, _kind(other), names=names)
     return records
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_records(text: str) -> tuple[Record, ...]:
+    """The records of one JSON text, merged by id within it, in the order they first appear.
+
+    Read once per text (issue 32): a tool result recurs in every later turn's set of texts and
+    in other cells, and a set's records are these merged in the set's order (``_merge``). Kept
+    here, so never changed: ``_merge`` copies them."""
+    if not text.lstrip().startswith(("{", "[")):
+        return ()
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return ()
+    records: dict[str, Record] = {}
+    _walk(obj, records)
+    return tuple(records.values())
+
+
+def _merge(records: dict[str, Record], part: Record) -> None:
+    """``part`` (one text's reading of a record) into ``records``, as reading that text after the
+    earlier ones would have: sets joined, fields and spans the later text's, prices appended."""
+    rec = records.get(part.id)
+    if rec is None:
+        records[part.id] = Record(part.id, part.kind, set(part.names), dict(part.refs), set(part.mentioned),
+                                  set(part.keys), part.status, list(part.per_unit), part.clock_span)
+        return
+    rec.names |= part.names
+    rec.refs.update(part.refs)
+    rec.mentioned |= part.mentioned
+    rec.keys |= part.keys
+    if part.status is not None:
+        rec.status = part.status
+    rec.per_unit.extend(part.per_unit)
+    if part.clock_span is not None:
+        rec.clock_span = part.clock_span
 
 
 _DIGIT_WORDS = {w: str(i) for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven",

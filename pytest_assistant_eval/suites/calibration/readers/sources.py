@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from pytest_assistant_eval.suites.calibration.readers.compare import _close
 from pytest_assistant_eval.suites.calibration.readers.numbers import Quantity, find_quantities
 from pytest_assistant_eval.suites.calibration.readers.units import UNITS, canonical_unit
 
-__all__ = ["numbers_in_json", "unit_from_key", "is_sourced"]
+__all__ = ["numbers_in_json", "unit_from_key", "is_sourced", "prepared", "Prepared"]
 
 
 
@@ -106,6 +106,21 @@ def _within_rounding(shown: float, decimals: int, source: float) -> bool:
     return abs(source - shown) <= 0.5 * 10.0 ** (-decimals) + 1e-9 * max(1.0, abs(source))
 
 
+class Prepared(tuple):  # type: ignore[type-arg]
+    """Sources as ``is_sourced`` reads each, (value, canonical unit): read once for the many
+    numbers of one answer checked against them (issue 32: each call read every source again)."""
+
+
+def prepared(sources: Iterable[tuple[float, str | None] | Quantity]) -> Prepared:
+    """``sources`` read once for many ``is_sourced`` calls (a tuple: it cannot go stale)."""
+    return sources if type(sources) is Prepared else Prepared(_pairs(sources))  # type: ignore[return-value]
+
+
+def _pairs(sources: Iterable[tuple[float, str | None] | Quantity]) -> Iterator[tuple[float, str | None]]:
+    for src in sources:
+        yield (src.value, src.unit) if isinstance(src, Quantity) else (float(src[0]), canonical_unit(src[1]))
+
+
 def is_sourced(
     q: Quantity,
     sources: Iterable[tuple[float, str | None] | Quantity],
@@ -121,10 +136,47 @@ def is_sourced(
     when the source rounds to the number at the decimals it was written with
     (``1.2 km`` and ``1.23 km`` from ``1.2345 km``, not ``1.24 km``), or within
     ``rel_tol`` (tight by default: rounding, not closeness, is what makes a copy). Signs are ignored: "a charge
-    of 95 EUR" is sourced by ``amount: -95``.
+    of 95 EUR" is sourced by ``amount: -95``. ``sources`` may be ``prepared`` once for many calls.
+
+    The loop is ``_is_sourced_each`` with what depends on ``q`` alone computed once (the same
+    floats from the same operations, so the same answers); a ``q`` whose rounding step or unit
+    does not compute goes the long way, which raises where it always did.
     """
-    for src in sources:
-        sv, su = (src.value, src.unit) if isinstance(src, Quantity) else (float(src[0]), canonical_unit(src[1]))
+    pairs = sources if type(sources) is Prepared else _pairs(sources)
+    unit = q.unit
+    try:
+        step = 0.5 * 10.0 ** (-q.decimals)
+        dim_q, factor_q = UNITS[unit] if unit is not None else (None, 1.0)
+    except (OverflowError, KeyError):
+        return _is_sourced_each(q, pairs, rel_tol)
+    shown = abs(q.value)
+    isclose = math.isclose
+    percent = unit == "%"
+    for sv, su in pairs:
+        if unit is not None and su is not None:
+            dim_s, factor_s = UNITS[su]
+            if dim_q != dim_s:
+                continue
+            source = abs(sv) * factor_s / factor_q  # in the stated unit: the rounding rule uses its decimals
+            if isclose(shown, source, rel_tol=rel_tol, abs_tol=1e-9) or \
+                    abs(source - shown) <= step + 1e-9 * max(1.0, abs(source)):
+                return True
+            continue
+        source = abs(sv)
+        if isclose(shown, source, rel_tol=rel_tol, abs_tol=1e-9) or \
+                abs(source - shown) <= step + 1e-9 * max(1.0, abs(source)):
+            return True
+        if percent and su is None:
+            source = abs(sv) * 100.0
+            if isclose(shown, source, rel_tol=rel_tol, abs_tol=1e-9) or \
+                    abs(source - shown) <= step + 1e-9 * max(1.0, abs(source)):
+                return True
+    return False
+
+
+def _is_sourced_each(q: Quantity, pairs: Iterable[tuple[float, str | None]], rel_tol: float) -> bool:
+    """``is_sourced`` step by step (as it was written first), for a ``q`` its fast loop cannot take."""
+    for sv, su in pairs:
         if q.unit is not None and su is not None:
             if UNITS[q.unit][0] != UNITS[su][0]:
                 continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from pytest_assistant_eval.suites.calibration.readers.dates import DateMention, find_dates, zone_offset
@@ -402,8 +403,14 @@ def says_no_data(text: str) -> str | None:
 
     Every phrase is a negative one ("doesn't show", "no record", "can't find", "isn't
     stated"), so "the data does show it" says nothing of the kind; a phrase in a question,
-    under "if", or after "it is not true that" does not count.
+    under "if", or after "it is not true that" does not count. Kept for the last texts read: an
+    answer is read by its turn's check and again by its claims item (issue 32).
     """
+    return _says_no_data(text)
+
+
+@lru_cache(maxsize=256)
+def _says_no_data(text: str) -> str | None:
     text = plain(text)
     for m in _NO_DATA.finditer(text):
         left, right = _sentence_bounds(text, m.start(), m.end())
