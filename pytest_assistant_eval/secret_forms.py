@@ -48,7 +48,7 @@ def _fold(text: str) -> str:
     of a world with accented names is mostly ASCII, and folding it one character at a time in Python
     was most of the cost of redacting it (issue 32)."""
     if not text.isascii():
-        for char in set(_NON_ASCII.findall(text)):
+        for char in _non_ascii_chars(text):
             folded = _one(char)
             if folded != char:
                 # one ``replace`` per distinct character: ``translate`` with a table walks the text a
@@ -60,7 +60,15 @@ def _fold(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_BYTES = bytes(range(128))
+
+
+def _non_ascii_chars(text: str) -> set[str]:
+    """The distinct non-ASCII characters of ``text``: its UTF-8 bytes without the ASCII ones (no
+    byte of a multi-byte sequence is ASCII) decoded back, in C passes (a character class tried at
+    every position took three times as long on a record). Lone surrogates pass through as they are."""
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    return set(rest.decode("utf-8", "surrogatepass"))
 
 
 @lru_cache(maxsize=4096)
@@ -153,6 +161,7 @@ class KeyFinder:
                     grams.add(folded)
         self._folded = tuple(_fold(k) for k in self.keys)
         self._grams = frozenset(grams)
+        self._anchors = _anchors(self._folded, self._grams)
         self._pattern = re.compile("|".join(re.escape(g) for g in sorted(grams))) if grams else None
         quick = {g[:4] for g in grams} | {g[4:] for g in grams}
         self._quick = re.compile("|".join(re.escape(q) for q in sorted(quick))) if quick else None
@@ -195,14 +204,19 @@ class KeyFinder:
         """Whether the view ``norm`` holds a whole key or a piece of one (what ``spans`` then maps back).
 
         ``in`` per piece, not ``self._pattern``: the alternation is tried at every position of the
-        view, each piece's ``in`` runs at C speed (a record's view: 0.25 ms, not 0.55)."""
-        return any(key in norm for key in self._folded) or any(gram in norm for gram in self._grams)
+        view, each piece's ``in`` runs at C speed (a record's view: 0.25 ms, not 0.55). Every key and
+        piece holds one of the anchors, so a view without any holds none (a quarter of the searches)."""
+        if self._anchors is None:
+            return any(key in norm for key in self._folded) or any(gram in norm for gram in self._grams)
+        # a key or piece in the view has its anchors in it: only those holding an anchor found are looked for
+        return any(text in norm for anchor, holding in self._anchors.items() if anchor in norm for text in holding)
 
     def _masked(self, text: str) -> list[tuple[int, int]]:
-        if not any(mark in text for mark in ("**", "…", "...", "••", "xxxx", "XXXX")):
+        marks = _MarkFinder(text)
+        if marks.first(0) < 0:
             return []
         out = []
-        for match in _masked_forms(text):
+        for match in _masked_forms(text, marks):
             head, tail = _fold(match.group(1)), _fold(match.group(3))
             if self._masks_a_key(head, tail):
                 out.append((match.start(), match.end()))
@@ -217,16 +231,29 @@ class KeyFinder:
         return False
 
 
-def _masked_forms(text: str) -> Iterable[re.Match[str]]:
+def _anchors(keys: tuple[str, ...], grams: frozenset[str]) -> dict[str, tuple[str, ...]] | None:
+    """Few short strings of which every key and every piece holds one, each with the keys and pieces
+    that hold it: each key's 4-character blocks at multiples of 4 (any 8 characters in a row hold a
+    whole one). None when some key or piece holds none of them (a key whose folding changed its
+    length): then every piece is searched for."""
+    anchors = dict.fromkeys(key[at:at + 4] for key in keys for at in range(0, len(key) - 3, 4))
+    texts = (*keys, *sorted(grams))
+    if not all(any(anchor in text for anchor in anchors) for text in texts):
+        return None
+    return {anchor: tuple(text for text in texts if anchor in text) for anchor in anchors}
+
+
+def _masked_forms(text: str, marks: _MarkFinder | None = None) -> Iterable[re.Match[str]]:
     """``_MASKED.finditer(text)``, match for match, without scanning the text between marks.
 
     Every match holds a mark, and its head is the run of name characters just before that mark:
     so the next match begins no earlier than the start of the run before the next mark, and the
     search starts there (a plain ``finditer`` tries each position of every long word, which made
     it the slowest part of redacting a large record, issue 32)."""
+    marks = marks or _MarkFinder(text)
     at = 0
     while True:
-        start = _first_mark(text, at)
+        start = marks.first(at)
         if start < 0:
             return
         while start > at and _NAME_CHAR.match(text, start - 1):
@@ -244,11 +271,26 @@ _MARK = re.compile(r"\*{2,}|…|\.{3,}|•{2,}|x{4,}|X{4,}")
 _MARK_LITERALS = ("**", "…", "...", "••", "xxxx", "XXXX")
 
 
-def _first_mark(text: str, at: int) -> int:
-    """Where ``_MARK.search(text, at)`` would match (-1: nowhere), found by ``str.find`` of each mark
-    (C speed; the alternation tried at every position was most of a masked scan's cost)."""
-    found = [i for i in (text.find(mark, at) for mark in _MARK_LITERALS) if i >= 0]
-    return min(found) if found else -1
+class _MarkFinder:
+    """Where ``_MARK.search(text, at)`` would match (-1: nowhere), for ``at`` that only grow: each
+    mark's next place is found by ``str.find`` (C speed; the alternation tried at every position was
+    most of a masked scan's cost) and looked for again only once ``at`` has passed it."""
+
+    __slots__ = ("text", "_next")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._next = {mark: (-1, text.find(mark)) for mark in _MARK_LITERALS}  # mark: (searched from, found)
+
+    def first(self, at: int) -> int:
+        best = -1
+        for mark, (searched, found) in self._next.items():
+            if searched > at or 0 <= found < at:
+                found = self.text.find(mark, at)
+                self._next[mark] = (at, found)
+            if found >= 0 and (best < 0 or found < best):
+                best = found
+        return best
 _NAME_CHAR = re.compile(r"[A-Za-z0-9_\-]")
 #: The escapes the view decodes (the decoding alternatives of ``_SPECIAL``): a text without any has a
 #: view that is the text with the skipped characters left out.
@@ -266,7 +308,7 @@ _SKIPPED = re.compile(r"[\s\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+
 _DECODABLE_EACH = (re.compile(r"\\u[0-9a-fA-F]{4}"), re.compile(r"\\x[0-9a-fA-F]{2}"),
                    re.compile(r"%[0-9a-fA-F]{2}"), re.compile(r"&#(?:x[0-9a-fA-F]{1,6}|\d{1,7});"))
 #: ``_SKIPPED``'s two other alternatives: escaped line breaks and the zero-width and bidi marks.
-_ESCAPED_BREAK = re.compile(r"\\+[nrt]")
+_ESCAPED_BREAK = re.compile(r"\\\\*[nrt]")  # ``\\+[nrt]``: a leading literal is searched for at C speed
 _ZERO_WIDTH = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]+")
 _ZERO_WIDTH_CHARS = tuple(chr(c) for c in (0xad, *range(0x200b, 0x2010), *range(0x202a, 0x202f),
                                            *range(0x2060, 0x2065), 0xfeff))
@@ -286,7 +328,25 @@ def _skipped_removed(text: str) -> str:
         text = _ESCAPED_BREAK.sub("", text)
     if not text.isascii() and any(char in text for char in _ZERO_WIDTH_CHARS):
         text = _ZERO_WIDTH.sub("", text)
-    return "".join(text.split())
+    return _without_whitespace(text)
+
+
+#: The ASCII characters ``str.isspace`` holds, and the others (tests check both against ``\s``).
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
+_OTHER_SPACE = tuple(chr(c) for c in (0x85, 0xa0, 0x1680, *range(0x2000, 0x200b), 0x2028, 0x2029, 0x202f,
+                                      0x205f, 0x3000))
+
+
+def _without_whitespace(text: str) -> str:
+    """``"".join(text.split())``: the ASCII whitespace deleted from the UTF-8 bytes in one C pass (no
+    byte of a multi-byte sequence is ASCII), then the few other whitespace characters a text holds
+    (a third of the time of splitting a record into words and joining them)."""
+    out = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_SPACE).decode("utf-8", "surrogatepass")
+    if not out.isascii():
+        for char in _OTHER_SPACE:
+            if char in out:
+                out = out.replace(char, "")
+    return out
 
 
 def _norm(text: str) -> str:

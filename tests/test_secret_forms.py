@@ -175,3 +175,63 @@ def test_a_key_s_pieces_are_in_the_view_exactly_when_its_pattern_finds_one(parts
     norm = sf._norm("".join(parts))
     expected = any(k in norm for k in finder._folded) or finder._pattern.search(norm) is not None
     assert finder._in_view(norm) == expected
+
+
+# Lone surrogates and every whitespace character beyond ASCII, which hypothesis' text rarely draws.
+_RARE = st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00", "\x85", "\xa0", "\u1680", "\u2003", "\u2028",
+                         "\u2029", "\u202f", "\u205f", "\u3000", "\x1c", "\x0b", "é", "İ", "…", " ", "\\n"])
+
+
+@given(st.lists(st.one_of(_PIECES, _RARE, st.text(max_size=6)), max_size=40))
+def test_the_c_speed_passes_over_utf_8_bytes_are_the_str_ones(parts):
+    """Whitespace deleted from the UTF-8 bytes is ``str.split``'s, and the non-ASCII characters left
+    after deleting the ASCII bytes are those a character class finds (surrogates included)."""
+    import re
+
+    from pytest_assistant_eval import secret_forms as sf
+
+    text = "".join(parts)
+    assert sf._without_whitespace(text) == "".join(text.split())
+    assert sf._skipped_removed(text) == sf._SKIPPED.sub("", text)
+    assert sf._non_ascii_chars(text) == set(re.findall(r"[^\x00-\x7f]", text))
+
+
+@given(st.lists(st.one_of(_PIECES, _RARE, st.text(max_size=6)), max_size=40),
+       st.lists(st.integers(min_value=0, max_value=200), max_size=8))
+def test_the_mark_finder_gives_the_alternation_s_first_match_from_every_growing_position(parts, steps):
+    from pytest_assistant_eval import secret_forms as sf
+
+    text = "".join(parts)
+    marks = sf._MarkFinder(text)
+    at = 0
+    for step in [0, *steps]:
+        at += step
+        match = sf._MARK.search(text, at)
+        assert marks.first(at) == (match.start() if match else -1)
+
+
+_KEY_CHARS = st.sampled_from(list("abcXYZ0189_-.") + ["İ", "ß", "é", "Ｓ", "ﬁ"])
+
+
+@given(st.lists(st.text(_KEY_CHARS, min_size=8, max_size=30), min_size=1, max_size=3),
+       st.lists(st.one_of(_PIECES, _RARE, st.text(_KEY_CHARS, max_size=12)), max_size=30),
+       st.integers(min_value=0, max_value=30), st.integers(min_value=0, max_value=30))
+def test_anchors_find_a_piece_exactly_when_searching_every_piece_does(keys, parts, start, size):
+    """Looking only for the pieces that hold an anchor found says what looking for every piece says,
+    for keys of any characters (a key whose folding changes its length has no anchors)."""
+    from pytest_assistant_eval import secret_forms as sf
+
+    finder = sf.KeyFinder(keys)
+    text = "".join(parts[:len(parts) // 2]) + keys[-1][start:start + size] + "".join(parts[len(parts) // 2:])
+    norm = sf._norm(text)
+    plain = any(k in norm for k in finder._folded) or any(g in norm for g in finder._grams)
+    assert finder._in_view(norm) == plain
+
+
+@given(st.lists(st.sampled_from(["/home", "/ro", "ot", "/tmp", "/Users", "/var", "/private", "/work", "/mnt",
+                                 "/opt", "/", "x", "é", "/hom", "e"]), max_size=20))
+def test_one_search_for_a_root_folder_says_what_nine_in_tests_say(parts):
+    from pytest_assistant_eval import redact as rd
+
+    text = "".join(parts)
+    assert (rd._ROOT_MARK.search(text) is not None) == any(mark in text for mark in rd._ROOT_MARKS)
