@@ -177,6 +177,36 @@ class ChatResponse:
     provider: dict[str, Any] = field(default_factory=dict)  # e.g. response id, model as served
 
 
+def canonical_text(request: ChatRequest) -> str:
+    """``request.to_dict()`` as sorted, compact JSON (what resume hashes), its tools encoded once per
+    level: the definitions are frozen and were most of every request's hashing (issue 32)."""
+    data = request.to_dict()
+    data.pop("tools")
+    parts = {key: _sorted_json(value) for key, value in data.items()}
+    parts["tools"] = _sorted_tools(request.tools)
+    return "{" + ",".join(f"{_sorted_json(key)}:{parts[key]}" for key in sorted(parts)) + "}"
+
+
+def _sorted_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+#: Each set of definitions' sorted JSON: key their ids, value (the definitions, held so no id is
+#: reused while its entry lives; the text). Bounded: past 256 sets it starts again.
+_SORTED_TOOLS: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], str]] = {}
+
+
+def _sorted_tools(tools: list[ToolDefinition]) -> str:
+    held = tuple(tools)
+    key = tuple(map(id, held))
+    known = _SORTED_TOOLS.get(key)
+    if known is None or any(a is not b for a, b in zip(known[0], held)):
+        if len(_SORTED_TOOLS) >= 256:
+            _SORTED_TOOLS.clear()
+        known = _SORTED_TOOLS[key] = (held, _sorted_json([t.to_dict() for t in held]))
+    return known[1]
+
+
 # -- a request's size (the conversation's compaction and the providers' quota, S4.9) ----------
 def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) -> int:
     """A deterministic estimate (4 characters a token) used for compaction decisions."""

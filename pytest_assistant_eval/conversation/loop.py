@@ -21,6 +21,7 @@ from pytest_assistant_eval.messages import (
     ChatResponse,
     Message,
     ToolDefinition,
+    canonical_text,
     estimate_tokens,  # noqa: F401 - also this module's (the providers' quota reads it from messages)
 )
 from pytest_assistant_eval.conversation.simulated_user import SimulatedUser, UserReply
@@ -131,8 +132,7 @@ class LoopState:
 
 def request_body_sha256(request: ChatRequest) -> str:
     """Hash of the neutral request (what resume must give again byte for byte)."""
-    body = json.dumps(request.to_dict(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_text(request).encode("utf-8")).hexdigest()
 
 
 def cap_result(text: str, cap: int) -> tuple[str, bool]:

@@ -64,8 +64,50 @@ USER_AGENT = "pytest-assistant-eval"
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """The exact bytes sent: key order as built (never sorted), fixed separators, UTF-8."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False).encode("utf-8")
+    """The exact bytes sent: key order as built (never sorted), fixed separators, UTF-8.
+
+    A value that is an :class:`EncodedList` (a level's tools, the same in every request) is spliced
+    in as the text it was encoded to once: the same bytes as encoding it again."""
+    if not any(type(value) is EncodedList for value in body.values()) or not all(type(k) is str for k in body):
+        return _dumps(body).encode("utf-8")
+    return ("{" + ",".join(f"{_dumps(key)}:{value.text if type(value) is EncodedList else _dumps(value)}"
+                           for key, value in body.items()) + "}").encode("utf-8")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False)
+
+
+class EncodedList(list):  # type: ignore[type-arg]
+    """A JSON array built once and sent in every request (a level's tool definitions as a wire format
+    gives them), with its encoded text: ``encode_body`` splices the text in instead of encoding the
+    array again (the tools were half of every request body's encoding). Never changed once built."""
+
+    text: str
+
+    @classmethod
+    def of(cls, items: Iterable[Any]) -> EncodedList:
+        made = cls(items)
+        made.text = _dumps(list(made))
+        return made
+
+
+#: The wire tools of each set of definitions, built once: key (format, the definitions' ids), value
+#: (the definitions, held so an id is never reused while its entry lives; the encoded tools).
+_WIRE_TOOLS: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], EncodedList]] = {}
+
+
+def wire_tools(wire_format: str, tools: Iterable[Any], build: Callable[[Any], Any]) -> EncodedList:
+    """``[build(t) for t in tools]`` as an :class:`EncodedList`, built once per set of definitions
+    (a definition is frozen; a level's live as long as the process). Bounded: past 256 sets it starts again."""
+    held = tuple(tools)
+    key = (wire_format, tuple(map(id, held)))
+    known = _WIRE_TOOLS.get(key)
+    if known is None or any(a is not b for a, b in zip(known[0], held)):
+        if len(_WIRE_TOOLS) >= 256:
+            _WIRE_TOOLS.clear()
+        known = _WIRE_TOOLS[key] = (held, EncodedList.of(build(t) for t in held))
+    return known[1]
 
 
 def request_sha256(body: bytes) -> str:

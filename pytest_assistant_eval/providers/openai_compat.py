@@ -20,6 +20,7 @@ from pytest_assistant_eval.messages import (
     Message,
     StopReason,
     ToolCall,
+    ToolDefinition,
     Usage,
 )
 from pytest_assistant_eval.providers.errors import TOOL_PARSE_MARKERS, ProviderError, make_error
@@ -38,6 +39,7 @@ from pytest_assistant_eval.providers.http import (
     retry_after_from_message,
     split_reasoning,
     status_code_for,
+    wire_tools,
 )
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -75,10 +77,12 @@ def message_to_openai(message: Message) -> dict[str, Any]:
 
 
 def tools_to_openai(request: ChatRequest) -> list[dict[str, Any]]:
-    return [
-        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-        for t in request.tools
-    ]
+    """The request's tools as OpenAI's format gives them, built and encoded once per level (``wire_tools``)."""
+    return wire_tools("openai", request.tools, _tool_to_openai)
+
+
+def _tool_to_openai(t: ToolDefinition) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
 
 
 def usage_from_openai(data: dict[str, Any] | None) -> Usage:
