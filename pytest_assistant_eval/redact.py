@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_assistant_eval.secret import Secret, Secrets
-from pytest_assistant_eval.secret_forms import replace_keys
+from pytest_assistant_eval.secret_forms import replace_keys, replace_keys_each
 
 KEY_MARK = "[key]"
 PATH_MARK = "[path]"
@@ -135,6 +135,13 @@ def redact_keys(text: str, secrets: Secrets | Iterable[str | Secret | None] = ()
     held = Secrets.of(secrets)
     needles = tuple(held.needles())
     return replace_keys(text, needles, KEY_MARK, held.names) if needles and text else text
+
+
+def redact_keys_each(texts: list[str], secrets: Secrets | Iterable[str | Secret | None] = ()) -> list[str]:
+    """``[redact_keys(t, secrets) for t in texts]``, scanned in one pass (``replace_keys_each``)."""
+    held = Secrets.of(secrets)
+    needles = tuple(held.needles())
+    return replace_keys_each(texts, needles, KEY_MARK, held.names) if needles else list(texts)
 
 
 def clip(text: str | None, limit: int = 300) -> str | None:

@@ -235,3 +235,19 @@ def test_one_search_for_a_root_folder_says_what_nine_in_tests_say(parts):
 
     text = "".join(parts)
     assert (rd._ROOT_MARK.search(text) is not None) == any(mark in text for mark in rd._ROOT_MARKS)
+
+
+_KEY = "sk-atk-PL0123456789abcdef"
+_KEY_BITS = st.sampled_from([_KEY, _KEY[:9], _KEY[9:], _KEY[:4] + "****" + _KEY[-4:], _KEY[-12:], _KEY.upper(),
+                             _KEY[:10] + "\n" + _KEY[10:], "\\u0073k-atk", "%2D", "\\", "\\n", "…", "a", "-"])
+
+
+@given(st.lists(st.lists(st.one_of(_KEY_BITS, _PIECES, _RARE, st.text(max_size=5)), max_size=8), max_size=6))
+def test_texts_scanned_as_one_are_redacted_as_each_alone(pieces):
+    """A journal line's texts are scanned joined: the same result as each text alone, even when a key,
+    a masked form or an escape is cut between two of them."""
+    from pytest_assistant_eval import secret_forms as sf
+
+    texts = ["".join(parts) for parts in pieces]
+    keys, names = (_KEY,), ("atk-model",)
+    assert sf.replace_keys_each(texts, keys, "[key]", names) == [sf.replace_keys(t, keys, "[key]", names) for t in texts]

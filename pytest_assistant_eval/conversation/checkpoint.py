@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_assistant_eval.secret import Secrets
-from pytest_assistant_eval.redact import KEY_MARK, redact_keys  # noqa: F401 - KEY_MARK re-exported
+from pytest_assistant_eval.redact import KEY_MARK, redact_keys, redact_keys_each  # noqa: F401 - KEY_MARK re-exported
 from pytest_assistant_eval.records import dumps, redact, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
@@ -106,10 +106,17 @@ def _write_whole(path: Path, data: dict[str, Any], durable: bool, secrets: Secre
 
 def _journal_line(n: int, changes: dict[str, list[Any]], secrets: Secrets | None) -> str:
     """One journal line, each change redacted as the field it changes (``checkpoint_text``): the
-    redacted texts are joined as they are (each change serialised once, not parsed and dumped again)."""
-    kinds = ",".join(f"{json.dumps(kind)}:[" + ",".join(
-        _redact_field(entry[0][0], dumps(entry, compact=True)[:-1], secrets) for entry in entries) + "]"
-        for kind, entries in changes.items())
+    redacted texts are joined as they are (each change serialised once, not parsed and dumped again).
+    The conversation's changes have only the run's keys replaced, all scanned in one pass."""
+    texts = {kind: [dumps(entry, compact=True)[:-1] for entry in entries] for kind, entries in changes.items()}
+    whole = [(kind, at) for kind, entries in changes.items() for at, entry in enumerate(entries) if entry[0][0] in WHOLE]
+    for (kind, at), text in zip(whole, redact_keys_each([texts[kind][at] for kind, at in whole], secrets)):
+        texts[kind][at] = text
+    for kind, entries in changes.items():
+        for at, entry in enumerate(entries):
+            if entry[0][0] not in WHOLE:
+                texts[kind][at] = redact(texts[kind][at], secrets or ())
+    kinds = ",".join(f"{json.dumps(kind)}:[" + ",".join(texts[kind]) + "]" for kind in changes)
     return f'{{"journal":{n},{kinds}}}\n'
 
 
