@@ -112,7 +112,7 @@ class SqliteWorld:
         self._log.append(LogEntry(
             seq=len(self._log) + 1, turn=turn, round=round, tool=name,
             arguments=logged_args if isinstance(logged_args, dict) else {"_not_an_object": logged_args},
-            status=result.status, response=copy.deepcopy(result.data), error=result.error,
+            status=result.status, response=_plain_copy(result.data), error=result.error,
         ))
         return result
 
@@ -522,6 +522,15 @@ def _arg_matches(expected: Any, actual: Any) -> bool:
     if expected == actual:
         return True
     return isinstance(actual, list) and not isinstance(expected, list) and expected in actual
+
+
+def _plain_copy(value: Any) -> Any:
+    """``copy.deepcopy(value)`` for a service's answer: plain data is copied through marshal (C speed;
+    every type kept, as deepcopy keeps it), anything else by deepcopy."""
+    try:
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:
+        return copy.deepcopy(value)
 
 
 def _jsonable_copy(value: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,25 @@ def canonical_json(state: State) -> str:
 
 
 def state_digest(state: State) -> str:
-    """sha256 of the state's canonical JSON."""
-    return hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+    """sha256 of the state's canonical JSON. The last few states digested are kept as marshal bytes with
+    their digest: a cell's start and final states are mostly the variant's start state again, and equal
+    bytes (marshal keeps every type: ``1``, ``1.0`` and ``True`` differ) give the same canonical JSON."""
+    try:
+        raw = marshal.dumps(state, 0)  # version 0: no references or interning, so the bytes depend on the data alone
+    except ValueError:  # not plain data: digested every time
+        raw = None
+    for kept, digest in _DIGESTS:
+        if kept == raw:
+            return digest
+    digest = hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+    if raw is not None:
+        _DIGESTS.insert(0, (raw, digest))
+        del _DIGESTS[4:]
+    return digest
+
+
+#: (a state's marshal bytes, its digest), the latest first.
+_DIGESTS: list[tuple[bytes, str]] = []
 
 
 def _pk(table: str, row: dict[str, Any]) -> str:
@@ -37,6 +55,9 @@ def diff_states(a: State, b: State) -> list[FieldChange]:
     """Every difference from ``a`` to ``b``, ordered by table, key and field."""
     out: list[FieldChange] = []
     for table in sorted(set(a) | set(b)):
+        if table in a and table in b and a[table] == b[table]:
+            continue  # equal rows, no change (most tables of a cell: one comparison, not a field-by-field walk;
+            # a state read from SQLite holds no NaN, the one value a field-by-field ``!=`` would call changed)
         rows_a = {_pk(table, r): r for r in a.get(table, [])}
         rows_b = {_pk(table, r): r for r in b.get(table, [])}
         for key in sorted(set(rows_a) | set(rows_b)):
