@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, strategies as st
 
 from pytest_assistant_eval.conversation.checkpoint import (
     CHECKPOINT_FORMAT,
@@ -147,3 +148,42 @@ def test_any_cut_of_the_last_append_reads_as_the_checkpoint_before_or_after_it(t
     after = path.read_bytes()
     path.write_bytes(after[:len(before) + cut])
     assert load_checkpoint(path) in (checkpoint(2), checkpoint(3))
+
+
+# -- the conversation's fields are scanned for keys in one pass (issue 32): the text of each alone ----
+
+_PLANTED = "sk-ckpt-9f8e7d6c5b4a39281706"
+_FIELD_TEXT = st.lists(st.sampled_from([_PLANTED, _PLANTED[:12], _PLANTED[12:], "/root/x", "Bearer abc.def1",
+                                        "é", " ", "\\n", "…", "ok"]), max_size=5).map("".join)
+
+
+def _per_field_whole(data, secrets):
+    from pytest_assistant_eval.conversation import checkpoint as ck
+    from pytest_assistant_eval.records import dumps
+
+    fields = [f"{json.dumps(key, ensure_ascii=False)}:{ck._redact_field(key, dumps(value, compact=True)[:-1], secrets)}"
+              for key, value in {**data, "format": CHECKPOINT_FORMAT}.items()]
+    return "{" + ",".join(fields) + "}\n"
+
+
+def _per_field_line(n, changes, secrets):
+    from pytest_assistant_eval.conversation import checkpoint as ck
+    from pytest_assistant_eval.records import dumps
+
+    kinds = ",".join(f"{json.dumps(kind)}:[" + ",".join(
+        ck._redact_field(entry[0][0], dumps(entry, compact=True)[:-1], secrets) for entry in entries) + "]"
+        for kind, entries in changes.items())
+    return f'{{"journal":{n},{kinds}}}\n'
+
+
+@given(st.dictionaries(st.sampled_from(list(REQUIRED)), _FIELD_TEXT, max_size=8),
+       st.lists(st.tuples(st.sampled_from(["set", "add"]), st.sampled_from(list(REQUIRED)), _FIELD_TEXT), max_size=8))
+def test_a_checkpoint_and_a_journal_line_are_what_redacting_each_field_alone_gives(fields, entries):
+    from pytest_assistant_eval.conversation import checkpoint as ck
+    from pytest_assistant_eval.secret import Secrets
+
+    secrets = Secrets.of([_PLANTED])
+    assert ck.checkpoint_text(fields, secrets) == _per_field_whole(fields, secrets)
+    changes = {"set": [[[key], text] for kind, key, text in entries if kind == "set"],
+               "add": [[[key], [text]] for kind, key, text in entries if kind == "add"]}
+    assert ck._journal_line(3, changes, secrets) == _per_field_line(3, changes, secrets)

@@ -80,9 +80,13 @@ def _redact_field(key: str, text: str, secrets: Secrets | None) -> str:
 
 
 def checkpoint_text(data: dict[str, Any], secrets: Secrets | None = None) -> str:
-    """One whole checkpoint as one JSON line (the journal's first)."""
-    fields = [f"{json.dumps(key, ensure_ascii=False)}:{_redact_field(key, dumps(value, compact=True)[:-1], secrets)}"
-              for key, value in {**data, "format": CHECKPOINT_FORMAT}.items()]
+    """One whole checkpoint as one JSON line (the journal's first); the conversation's fields scanned
+    for the run's keys in one pass, as a journal line's are."""
+    texts = {key: dumps(value, compact=True)[:-1] for key, value in {**data, "format": CHECKPOINT_FORMAT}.items()}
+    whole = [key for key in texts if key in WHOLE]
+    texts.update(zip(whole, redact_keys_each([texts[key] for key in whole], secrets)))
+    fields = [f"{json.dumps(key, ensure_ascii=False)}:{text if key in WHOLE else redact(text, secrets or ())}"
+              for key, text in texts.items()]
     return "{" + ",".join(fields) + "}\n"
 
 
