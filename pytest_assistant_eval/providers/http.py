@@ -576,7 +576,9 @@ class HTTPProvider:
             error.provider_code = redact_clip(error.provider_code, self.secrets, 100)
 
     def _send(self, wire: Wire, body: bytes, max_output_tokens: int = 0) -> ChatResponse:
-        address = self.redact(self.base_url)
+        def address() -> str:  # for error messages only: not redacted on every request
+            return self.redact(self.base_url)
+
         reading = Reading(body_cap(max_output_tokens), self.deadline)
         self._unsent = False
         self.deadline.start()
@@ -610,7 +612,7 @@ class HTTPProvider:
                     raise
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     received = self._received[0]
-                    raise make_error("stream_cut", message=f"the answer stream from {address} was cut short "
+                    raise make_error("stream_cut", message=f"the answer stream from {address()} was cut short "
                                      f"after {received} characters ({type(exc).__name__})") from None
                 finally:
                     self._received[0] = 0
@@ -618,33 +620,33 @@ class HTTPProvider:
                     return self._bounded(None, reading, max_output_tokens)
                 page = html_title(raw)
                 if page:
-                    raise unreadable(f"{address} answered with {page}, not the API's answer: is the address "
+                    raise unreadable(f"{address()} answered with {page}, not the API's answer: is the address "
                                      "the API's (--base-url), and is no portal or proxy in the way?")
                 data = json_or_none(raw)
                 if data is None:
-                    raise unreadable(f"the answer from {address} is not JSON", raw)
+                    raise unreadable(f"the answer from {address()} is not JSON", raw)
                 return self._bounded(self.read_whole(data, response.headers), reading, max_output_tokens)
         except ProviderError as error:
-            if error.code == "stream_cut" and address not in error.message:
-                error.message = f"{error.message} (from {address})"
+            if error.code == "stream_cut" and address() not in error.message:
+                error.message = f"{error.message} (from {address()})"
             raise
         except httpx.TimeoutException as exc:
             self._unsent = isinstance(exc, httpx.ConnectTimeout)
             if self.deadline.passed():
-                raise make_error("timeout", message=f"{address} took longer than the deadline of "
+                raise make_error("timeout", message=f"{address()} took longer than the deadline of "
                                  f"{self.deadline.seconds:g} s for the whole answer (--request-deadline)") from None
-            raise make_error("timeout", message=f"{address} did not answer in time ({type(exc).__name__})") from None
+            raise make_error("timeout", message=f"{address()} did not answer in time ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
             self._unsent = True
             what = ("was refused" if "refused" in str(exc).lower()
                     else f"could not be made ({type(exc).__name__})")  # never "was failed" (issue 24)
-            raise make_error("no_connection", message=f"the connection to {address} {what}: is the service "
+            raise make_error("no_connection", message=f"the connection to {address()} {what}: is the service "
                              "running at this address?") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            raise make_error("no_connection", message=f"{address} closed the connection before answering "
+            raise make_error("no_connection", message=f"{address()} closed the connection before answering "
                              f"({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
-            raise make_error("no_connection", message=f"the request to {address} failed ({type(exc).__name__})") from None
+            raise make_error("no_connection", message=f"the request to {address()} failed ({type(exc).__name__})") from None
         finally:
             self.deadline.stop()
 
