@@ -211,8 +211,25 @@ def _sorted_tools(tools: list[ToolDefinition]) -> str:
 def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) -> int:
     """A deterministic estimate (4 characters a token) used for compaction decisions."""
     chars = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
-    chars += sum(_definition_chars(t) for t in tools)
+    chars += _tools_chars(tools)
     return chars // 4 + 4 * len(messages)
+
+
+#: Each set of definitions' total length: key their ids, value (the definitions, held so no id is reused
+#: while its entry lives; the total). Bounded: past 256 sets it starts again.
+_TOOLS_CHARS: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], int]] = {}
+
+
+def _tools_chars(tools: tuple[ToolDefinition, ...]) -> int:
+    """``sum(_definition_chars(t) for t in tools)``, summed once per set of definitions (a level's
+    definitions are the same in every request, and the estimate is taken three times per request)."""
+    key = tuple(map(id, tools))
+    known = _TOOLS_CHARS.get(key)
+    if known is None or any(a is not b for a, b in zip(known[0], tools)):
+        if len(_TOOLS_CHARS) >= 256:
+            _TOOLS_CHARS.clear()
+        known = _TOOLS_CHARS[key] = (tuple(tools), sum(_definition_chars(t) for t in tools))
+    return known[1]
 
 
 _DEFINITION_CHARS: dict[int, tuple[Any, int]] = {}

@@ -60,3 +60,15 @@ def test_a_value_that_cannot_be_sent_is_refused_on_the_fast_path_too():
     body = {"model": "m", "tools": http.EncodedList.of([{"x": 1}]), "temperature": float("nan")}
     with pytest.raises(ValueError):
         http.encode_body(body)
+
+
+@given(_MESSAGES, _TOOLS)
+def test_the_size_estimate_sums_each_definition_as_before(messages, tools):
+    from pytest_assistant_eval.messages import estimate_tokens
+
+    chars = sum(len(m.content) + sum(len(json.dumps(c.arguments)) + len(c.name) for c in m.tool_calls) for m in messages)
+    chars += sum(len(json.dumps(t.to_dict())) for t in tools)
+    expected = chars // 4 + 4 * len(messages)
+    assert estimate_tokens(messages, tuple(tools)) == expected == estimate_tokens(messages, tuple(tools))
+    other = [ToolDefinition(t.name, t.description + "more", t.parameters) for t in tools]
+    assert estimate_tokens(messages, tuple(other)) == expected + (4 * len(other)) // 4 or not other
