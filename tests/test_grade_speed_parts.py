@@ -2,12 +2,14 @@
 
 ``records.loads_exact`` must give ``json.loads``'s values for any JSON text (orjson reads an
 integer beyond 64 bits as a float and refuses NaN, which json reads); ``Names.reading`` must
-give, for one state object, the index ``Names.of`` builds for it, and forget it on leaving.
+give, for one state object, the index ``Names.of`` builds for it, and forget it on leaving; a
+message's reading read once must be ``read_message``'s for that task, index, facts and year.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -66,3 +68,57 @@ def test_names_reading_gives_one_index_per_state_object_and_forgets_it_after():
     assert [m.id for m in Names.of(state).mentions("ask maria costa")] == ["c-1"]
     with Names.reading():
         assert Names.of(state).mentions("ask joao silva") == []
+
+
+# -- a message's reading, read once (checks/user_replies._read) ------------------------------
+
+def _corpus_task_messages() -> list[tuple[str, str, dict]]:
+    """(task id, an assistant message, the final state) of every task cell in the corpus."""
+    out = []
+    for path in sorted((Path(__file__).parent / "corpus" / "cells").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or record.get("kind") != "task":
+            continue
+        for entry in record.get("transcript") or []:
+            if entry.get("type") == "assistant" and (entry.get("text") or "").strip():
+                out.append((record["case"], entry["text"], (record.get("state") or {}).get("final") or {}))
+    return out
+
+
+_MESSAGES = _corpus_task_messages()
+
+
+@settings(max_examples=150, deadline=None)
+@given(picked=st.sampled_from(_MESSAGES), facts=st.lists(st.sampled_from(["F1", "F2", "budget", "diet"]), max_size=2),
+       twice=st.booleans())
+def test_a_reading_read_once_is_the_reading_of_the_message(picked, facts, twice):
+    from pytest_assistant_eval.suites.calibration.checks import user_replies
+    from pytest_assistant_eval.suites.calibration.user.proposals import read_message
+
+    cases, _ = _calibration()
+    case, text, final = picked
+    task = next(t for t in cases.tasks if t.id == case)
+    names = Names.of(final)
+    disclosed = list(dict.fromkeys(facts + [f.id for f in task.facts][:1]))
+    if twice:
+        user_replies._read(text, task, names, disclosed, 2026)
+    got = user_replies._read(text, task, names, disclosed, 2026)
+    assert got == read_message(text, task, names, disclosed, 2026)
+    # Another year, other facts disclosed or another task's approvals are another reading.
+    assert user_replies._read(text, task, names, disclosed, 2025) == read_message(text, task, names, disclosed, 2025)
+    assert user_replies._read(text, task, names, [], 2026) == read_message(text, task, names, [], 2026)
+    other = next(t for t in cases.tasks if t.id != case and t.approvals)
+    assert user_replies._read(text, other, names, disclosed, 2026) == read_message(text, other, names, disclosed, 2026)
+    assert len(user_replies._READINGS) <= user_replies._READINGS_MAX
+
+
+_CAL: list = []
+
+
+def _calibration():
+    """The shipped calibration, loaded once for the examples."""
+    if not _CAL:
+        from pytest_assistant_eval.suites.calibration.plan import load_calibration
+
+        _CAL.append(load_calibration(Path(__file__).resolve().parent.parent / "calibration"))
+    return _CAL[0]

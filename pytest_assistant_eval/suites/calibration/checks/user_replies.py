@@ -22,12 +22,13 @@ user says.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_assistant_eval.suites.calibration.cases.approvals import approval_covers, lacking, within_amount
 from pytest_assistant_eval.suites.calibration.cases.model import Approval, Task
-from pytest_assistant_eval.suites.calibration.user.proposals import dates_in, read_message, times_in
+from pytest_assistant_eval.suites.calibration.user.proposals import Reading, dates_in, read_message, times_in
 from pytest_assistant_eval.suites.calibration.user.reply_checks import self_contradiction, wrong_fact_values
 from pytest_assistant_eval.suites.calibration.checks.asks_first import call_amount
 from pytest_assistant_eval.suites.calibration.checks.unseen_proposals import unseen_proposal
@@ -46,6 +47,28 @@ QUESTION = ("Was this reply of the simulated user right for this persona, her ap
 CHECKED = ("refuse", "facts", "ask_cost", "clarify", "decline")
 MESSAGE_CHARS = 1500
 UNSURE_CONFIDENCE = 0.5
+
+
+#: Readings of messages read lately, by (message, task, index, facts disclosed, year); the task and
+#: the index are held, so their ids name no other object while an entry lives.
+_READINGS: OrderedDict[tuple[str, int, int, tuple[str, ...], int], tuple[Task, Names, Reading]] = OrderedDict()
+_READINGS_MAX = 1024
+
+
+def _read(text: str, task: Task, names: Names, disclosed: list[str], year: int) -> Reading:
+    """``read_message``, read once: the checks of one reply ask for the same reading up to five times,
+    and a message recurs in the repeats of a cell (0.17 ms a task cell; issue 32). These checks
+    only read the reading, never change it."""
+    key = (text, id(task), id(names), tuple(disclosed), year)
+    held = _READINGS.get(key)
+    if held is not None and held[0] is task and held[1] is names:
+        _READINGS.move_to_end(key)
+        return held[2]
+    reading = read_message(text, task, names, disclosed, year)
+    _READINGS[key] = (task, names, reading)
+    if len(_READINGS) > _READINGS_MAX:
+        _READINGS.popitem(last=False)
+    return reading
 
 
 def _kind(structured: Mapping[str, Any]) -> str | None:
@@ -98,7 +121,7 @@ def _contradictions(task: Task, kind: str, text: str, structured: Mapping[str, A
     """(the reply's stated reasons, what in the proposal contradicts them, unsure)."""
     decision = structured.get("decision") or {}
     message = str(structured.get("message") or "")
-    reading = read_message(text, task, names, disclosed, year)
+    reading = _read(text, task, names, disclosed, year)
     approval = reading.approval
     within = (approval is not None and approval.grant and not reading.choice
               and (approval.max_amount is None or reading.amount is not None) and within_amount(approval, reading.amount))
@@ -201,7 +224,7 @@ def _closed_on_unseen_proposal(task: Task, kind: str | None, text: str, structur
     if kind not in (None, "done", "decline") or not text or structured.get("approvals_given") \
             or structured.get("approvals_refused") or structured.get("facts_disclosed"):
         return None
-    if read_message(text, task, names, disclosed, year).approval is not None:
+    if _read(text, task, names, disclosed, year).approval is not None:
         return None  # the user's own reader saw the proposal: its answer is checked as it stands
     found = unseen_proposal(task, text, names, used, year)
     if found is None:
@@ -217,7 +240,7 @@ def _withheld(task: Task, text: str, structured: Mapping[str, Any], disclosed: l
     your dietary requirement" answered "Thank you, that is all I needed."), as reasons."""
     if structured.get("facts_disclosed") or structured.get("approvals_given"):
         return []
-    asked = read_message(text, task, names, disclosed, year).asked_facts
+    asked = _read(text, task, names, disclosed, year).asked_facts
     return [f"the message asks for {f.id} ({f.description}), which the user holds, and the reply gives no fact"
             for f in task.facts if f.id in asked]
 
@@ -305,7 +328,7 @@ def certain_user_errors(task: Task, record: Mapping[str, Any], names: Names | No
         unread = unread_language(last, structured)
         if unread:
             problems.append(unread)
-        asked = bool(last) and read_message(last, task, names, disclosed, year).asks_confirmation
+        asked = bool(last) and _read(last, task, names, disclosed, year).asks_confirmation
         contradiction = self_contradiction(structured, asked)
         if contradiction:
             problems.append(f"the reply contradicts itself: {contradiction}")
@@ -355,5 +378,5 @@ def _consequential(task: Task, kind: str, text: str, structured: Mapping[str, An
         return True
     if kind in ("clarify", "ask_cost"):
         return False
-    reading = read_message(text, task, names, disclosed, year)
+    reading = _read(text, task, names, disclosed, year)
     return reading.approval is not None and reading.approval.grant
