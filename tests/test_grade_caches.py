@@ -58,6 +58,22 @@ def test_sorted_json_keeps_at_most_its_bound_of_encoded_values():
     assert len(checked._ENCODED) <= checked._ENCODED_MAX
 
 
+
+@settings(max_examples=200, deadline=None)
+@given(small=_VALUES, big=_VALUES, i=st.integers(0, 3), quoted=st.booleans())
+def test_a_string_that_reads_as_a_stand_in_changes_no_text_and_no_hash(small, big, i, quoted):
+    """Kept values stand in as strings while the rest is encoded; a record's own string of that
+    form (or holding it, quotes and all) must leave the text json's and the hash json's."""
+    import hashlib
+
+    stand_in = checked._STAND_IN.format(i)
+    lure = json.dumps(stand_in, ensure_ascii=False) if quoted else stand_in
+    value = {"record": {"a": small, "b": [big, "x" * 2000], "c": lure, "d": [lure, "y" * 2000], "e": {"f": lure}}}
+    for _ in range(2):
+        assert checked.sorted_json(value) == _reference(value)
+        assert checked._sha(value) == hashlib.sha256(_reference(value).encode()).hexdigest()
+
+
 def test_a_cases_key_material_is_read_once_and_is_what_it_reads():
     cases, _ = load_calibration(default_calibration_dir())
     checked._CASE_MATERIAL.clear()

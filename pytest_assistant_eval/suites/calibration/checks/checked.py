@@ -33,42 +33,85 @@ RUBRIC_VERSION = "r3"  # r2: checks that read natural wording (issue 9); r3: use
 
 
 def _sha(data: Any) -> str:
-    return hashlib.sha256(sorted_json(data).encode()).hexdigest()
+    digest = hashlib.sha256()
+    try:
+        pieces = sorted_json_utf8(data)
+    except UnicodeEncodeError:  # a lone surrogate: the whole text fails to encode, as it always did
+        pieces = [sorted_json(data).encode()]
+    for piece in pieces:
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 _sorted_dumps = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode  # json.dumps(x, sort_keys=True, ensure_ascii=False)
-#: Encoded large values seen lately, by their marshal bytes (at most ``_ENCODED_MAX``, the oldest dropped first).
-_ENCODED: OrderedDict[bytes, str] = OrderedDict()
+#: Encoded large values seen lately (UTF-8), by their marshal bytes (at most ``_ENCODED_MAX``, the oldest dropped first).
+_ENCODED: OrderedDict[bytes, bytes] = OrderedDict()
 _ENCODED_MAX = 64
 _ENCODED_MIN = 1024  # marshal bytes: smaller values are encoded again, faster than looked up
+#: What a kept value stands in as while the rest is encoded (its JSON is found and replaced after).
+_STAND_IN = "\x00kept value {}\x00"
 
 
 def sorted_json(data: Any, depth: int = 2) -> str:
-    """``json.dumps(data, sort_keys=True, ensure_ascii=False)``, the same text, with the values
-    ``depth`` levels down encoded once per content (issue 32: the material hash encoded each
-    35 KB record whole, and most of a record recurs from cell to cell: the world's final
-    state, the tools, the setting).
+    """``json.dumps(data, sort_keys=True, ensure_ascii=False)``, the same text (``sorted_json_utf8``)."""
+    try:
+        return b"".join(sorted_json_utf8(data, depth)).decode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which UTF-8 cannot hold
+        return _sorted_dumps(data)
+
+
+def sorted_json_utf8(data: Any, depth: int = 2) -> list[bytes]:
+    """The UTF-8 of ``json.dumps(data, sort_keys=True, ensure_ascii=False)`` in pieces, with the
+    large values ``depth`` levels down encoded once per content (issue 32: the material hash
+    encoded each 35 KB record whole, and most of a record recurs from cell to cell: the world's
+    final state, the tools, the setting).
 
     A value is known by its ``marshal`` bytes, which read back to the same value (types, key
-    order, NaN and -0.0 included): the same bytes are the same value, whose JSON is the same."""
+    order, NaN and -0.0 included): the same bytes are the same value, whose JSON is the same.
+    The rest is encoded in one call, each kept value standing in as a string found once in
+    it and replaced by the value's JSON (a string of the record that reads as a stand-in
+    sends the whole to one plain encoding); one call, not one per small value, and no join of
+    the whole text (0.19 ms a record, now 0.09)."""
+    kept: list[bytes] = []
+    shallow = _standing_in(data, depth, kept)
+    if not kept:
+        return [_sorted_dumps(data).encode()]
+    text = _sorted_dumps(shallow)
+    pieces: list[bytes] = []
+    at = 0
+    for i, encoded in enumerate(kept):
+        token = _sorted_dumps(_STAND_IN.format(i))
+        where = text.find(token, at)
+        if where < 0 or text.count(token) != 1:
+            return [_sorted_dumps(data).encode()]
+        pieces += [text[at:where].encode(), encoded]
+        at = where + len(token)
+    pieces.append(text[at:].encode())
+    return pieces
+
+
+def _standing_in(data: Any, depth: int, kept: list[bytes]) -> Any:
+    """``data`` with each large value ``depth`` levels down replaced by its stand-in (in the
+    order the sorted text holds them); their JSON is appended to ``kept``."""
     if type(data) is dict and depth > 0 and data and all(type(k) is str for k in data):
-        return "{" + ", ".join(f"{_sorted_dumps(k)}: {sorted_json(v, depth - 1)}" for k, v in sorted(data.items())) + "}"
+        return {k: _standing_in(data[k], depth - 1, kept) for k in sorted(data)}
     if type(data) not in (dict, list):
-        return _sorted_dumps(data)
+        return data
     try:
         key = marshal.dumps(data)
     except ValueError:  # a type marshal does not write: json says what it makes of it
-        return _sorted_dumps(data)
+        return data
     if len(key) < _ENCODED_MIN:
-        return _sorted_dumps(data)
-    text = _ENCODED.get(key)
-    if text is None:
-        text = _ENCODED[key] = _sorted_dumps(data)
+        return data
+    encoded = _ENCODED.get(key)
+    if encoded is None:
+        encoded = _ENCODED[key] = _sorted_dumps(data).encode()
         if len(_ENCODED) > _ENCODED_MAX:
             _ENCODED.popitem(last=False)
     else:
         _ENCODED.move_to_end(key)
-    return text
+    kept.append(encoded)
+    return _STAND_IN.format(len(kept) - 1)
 
 
 #: The case's part of the material, per case set and case (a case's entry is read once, not once a cell).
