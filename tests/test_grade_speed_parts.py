@@ -122,3 +122,40 @@ def _calibration():
 
         _CAL.append(load_calibration(Path(__file__).resolve().parent.parent / "calibration"))
     return _CAL[0]
+
+
+# -- a text's English share and unread paragraphs, kept per text (readers/language.py) -----------
+
+_PROSE = st.lists(st.sampled_from(["the", "of", "la", "le", "de", "card", "is", "est", "L-101", "4821", "\n", "\n\n",
+                                   "Paid", "EUR", "nous", "avons", "you", "réservé"]), max_size=40).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_PROSE | st.text(max_size=80))
+def test_kept_language_readings_are_the_plain_ones_and_hand_out_copies(text):
+    import re
+
+    from pytest_assistant_eval.suites.calibration.readers import language
+
+    words = [w for w in language._words(text) if len(w) <= 4 and w == w.lower()]
+    plain = (sum(w in language.ENGLISH_FUNCTION_WORDS for w in words) / len(words), len(words)) if words else (0.0, 0)
+    assert language.english_share(text) == plain
+    parts = [p.strip() for p in re.split(r"\n+", text)
+             if language.english_share.__wrapped__(p)[1] >= language.MIN_PART_WORDS
+             and language.english_share.__wrapped__(p)[0] < language.MIN_SHARE]
+    first = language.unread_parts(text)
+    assert first == parts
+    first.append("changed by a caller")
+    assert language.unread_parts(text) == parts
+
+
+def test_a_graded_cell_is_written_as_write_bytes_writes_it(tmp_path):
+    from pytest_assistant_eval.suites.calibration.grade.folder import _write_new
+
+    data = ("é" * 70000).encode() + b"\n"
+    _write_new(tmp_path / "a.json", data)
+    (tmp_path / "b.json").write_bytes(data)
+    a, b = (tmp_path / "a.json").stat(), (tmp_path / "b.json").stat()
+    assert (tmp_path / "a.json").read_bytes() == data and a.st_mode == b.st_mode
+    _write_new(tmp_path / "a.json", b"short")  # a file left by a killed run is written over whole
+    assert (tmp_path / "a.json").read_bytes() == b"short"

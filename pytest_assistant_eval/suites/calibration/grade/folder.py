@@ -463,11 +463,23 @@ def grade_one(folder: Path, name: str, n: int, *, cases: CaseSet, levels: levels
     target = grading_dir / STAGING / f"{n}.json"
     tmp = target.with_name(f".{n}.json.tmp")
     data = (json.dumps(cell, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    tmp.write_bytes(data)
+    _write_new(tmp, data)
     os.replace(tmp, target)
     if prime_rows is None:
         return "graded", []
     return "graded", prime_rows(target, data, record_path, record, before, folder.name)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """``path.write_bytes(data)`` without the buffered file object (the same file, mode 0o666 less
+    the umask as ``open`` makes it; 16 of 36 us a cell, issue 32)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def _graded_cells(jobs: Iterable[tuple[str, str, int]], identities: dict[str, Any], grading_dir: Path,

@@ -15,6 +15,7 @@ the same for every language the user cannot read.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["ENGLISH_FUNCTION_WORDS", "english_share", "reads_as_english", "MIN_WORDS", "MIN_SHARE", "unread_parts",
            "MIN_PART_WORDS"]
@@ -41,10 +42,14 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+@lru_cache(maxsize=4096)
 def english_share(text: str) -> tuple[float, int]:
     """(share of the message's short lower-case words that are common English function words,
     number of such words). Every language's function words are short; a table, a JSON object or
-    a bullet list of names has few short words in any language, so it is never judged."""
+    a bullet list of names has few short words in any language, so it is never judged.
+
+    Kept per text: the checks of one answer ask for it three times and for its paragraphs twice
+    (issue 32)."""
     words = [w for w in _words(text) if len(w) <= 4 and w == w.lower()]
     if not words:
         return 0.0, 0
@@ -65,9 +70,15 @@ def unread_parts(text: str) -> list[str]:
     """The paragraphs (lines) of a message the readers cannot read: at least ``MIN_PART_WORDS`` short
     words, below ``MIN_SHARE`` of them English function words. A fact code did not find in such a
     message may be there in words it cannot read, so "not stated" is no certain verdict (issue 30)."""
+    return list(_unread_parts(text))
+
+
+@lru_cache(maxsize=2048)
+def _unread_parts(text: str) -> tuple[str, ...]:
+    """``unread_parts`` of a text, kept: an answer's are asked for by its check and by its claims item."""
     out = []
     for part in re.split(r"\n+", text):
         share, count = english_share(part)
         if count >= MIN_PART_WORDS and share < MIN_SHARE:
             out.append(part.strip())
-    return out
+    return tuple(out)
