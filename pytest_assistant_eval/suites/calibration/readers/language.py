@@ -42,7 +42,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def english_share(text: str) -> tuple[float, int]:
     """(share of the message's short lower-case words that are common English function words,
     number of such words). Every language's function words are short; a table, a JSON object or
@@ -73,7 +73,7 @@ def unread_parts(text: str) -> list[str]:
     return list(_unread_parts(text))
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=512)
 def _unread_parts(text: str) -> tuple[str, ...]:
     """``unread_parts`` of a text, kept: an answer's are asked for by its check and by its claims item."""
     out = []
