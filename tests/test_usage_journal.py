@@ -84,7 +84,9 @@ def test_a_journal_cut_anywhere_gives_the_totals_of_its_last_whole_line(tmp_path
     raw = journal.path.read_bytes()
     at = cut % (len(raw) + 1)
     journal.path.write_bytes(raw[:at])  # a kill mid-write leaves any prefix
-    whole = [t for end, t in zip(ends, totals) if end <= at]
+    # A line is whole once its JSON is: a cut that takes only its newline leaves its totals, which were
+    # spent, whole (a strict prefix of a JSON object never parses). Hypothesis found that cut (issue 32).
+    whole = [t for end, t in zip(ends, totals) if end - 1 <= at]
     got = journal_totals(journal.path).get(KEY, {}).get("requests")
     assert got == (whole[-1] if whole else None)
 
