@@ -5,6 +5,10 @@ the demo's matrix. Both need the same `assistant-eval demo` (the README's first 
 install), the suite's longest single run, so it runs once for real, in the copy, by the first worker
 that asks (under a file lock); test_readme then runs the later blocks in that same copy, and
 test_demo_matrix reads the demo's folder there (``_eval_reports/demo``, which no later block writes).
+
+The README's commands that mostly wait (:data:`WAITS`) start at the session's first test, in a copy
+of their own (:func:`start_waits`), so the suite's other tests run while they sleep; test_readme
+reads their exit codes and output when it gets to them (:func:`Waiting.result`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,12 +56,6 @@ def copy_env(copy: Path) -> dict[str, str]:
 
 def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(_shell(block), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-
-
-def start_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """A README command started in the background (:func:`run_block`'s shell, not waited for)."""
-    return subprocess.Popen(_shell(block), cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
 
 
 def _shell(block: str) -> list[str]:
@@ -95,3 +95,85 @@ def readme_demo(shared: Path) -> ReadmeDemo:
                                         "stdout": ran.stdout, "stderr": ran.stderr}), encoding="utf-8")
     made = json.loads(done.read_text(encoding="utf-8"))
     return ReadmeDemo(**{**made, "copy": Path(made["copy"])})
+
+
+#: README commands that measure wall time and mostly sleep (the benchmarks' block: bench_pacing sends
+#: for a fixed time at rate-limited fakes; it takes 46 s, 11 s of it CPU). Each runs in a fresh copy of
+#: its own from the session's start (:func:`start_waits`), so no worker sits idle through it. Such a
+#: command reads nothing an earlier block writes; its exit code is checked as any other's.
+WAITS = ("bench_pacing.py",)
+
+#: The README test, whose :data:`WAITS` commands the session starts early if it is to run.
+README_TEST = "test_readme.py::test_every_readme_block_runs_in_order_in_a_fresh_copy"
+
+
+def commands_of(block: str) -> list[str]:
+    """A block as its commands: benchmark lines one by one (each its own exit code), others whole."""
+    lines = block.splitlines()
+    if all(line.startswith("python benchmarks/") for line in lines):
+        return lines
+    return [block]
+
+
+def numbered_commands(blocks: list[str]) -> list[tuple[int, str]]:
+    """Every command after the two set-up blocks, with the number of its block."""
+    return [(number, command) for number, block in enumerate(blocks[2:], start=2) for command in commands_of(block)]
+
+
+def waits_of(blocks: list[str]) -> list[tuple[int, str]]:
+    """The numbered commands of :data:`WAITS`."""
+    return [(number, command) for number, command in numbered_commands(blocks)
+            if any(name in command for name in WAITS)]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A README command running in the background: its folder gets ``stdout``, ``stderr`` and,
+    once the command has ended, ``rc`` (its exit code), whichever worker started it."""
+
+    number: int
+    command: str
+    folder: Path
+
+    def result(self, timeout: float = 600) -> tuple[int, str, str]:
+        """The exit code, stdout and stderr, once the command has ended."""
+        deadline = time.monotonic() + timeout
+        while not (self.folder / "rc").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"README block {self.number} still runs after {timeout} s: {self.command}")
+            time.sleep(0.1)
+        read = lambda name: (self.folder / name).read_text(encoding="utf-8", errors="replace")  # noqa: E731
+        return int(read("rc")), read("stdout"), read("stderr")
+
+
+#: What the background shell does: the block's own shell, its exit code written once it has ended.
+_FILED = 'bash -c "$1" >"$2/stdout" 2>"$2/stderr"; echo $? >"$2/rc.part" && mv "$2/rc.part" "$2/rc"'
+
+
+def start_waits(shared: Path, readme: Path) -> tuple[list[Waiting], list[subprocess.Popen[bytes]]]:
+    """The README's :data:`WAITS` commands, started once per session (by the first worker that asks,
+    in a fresh copy of their own); the processes are returned to the worker that started them only."""
+    where = shared / "readme-waits"
+    listed = shared / "readme-waits.json"
+    started: list[subprocess.Popen[bytes]] = []
+    with FileLock(str(shared / "readme-waits.lock")):
+        if not listed.exists():
+            shutil.rmtree(where, ignore_errors=True)
+            copy = fresh_copy(where / "clone ä")
+            env = copy_env(copy)
+            waiting = []
+            for place, (number, command) in enumerate(waits_of(bash_blocks(readme.read_text(encoding="utf-8")))):
+                folder = where / f"command-{place}"
+                folder.mkdir()
+                started.append(subprocess.Popen(["bash", "-c", _FILED, "bash", _shell(command)[2], str(folder)],
+                                                cwd=copy, env=env, stdin=subprocess.DEVNULL, start_new_session=True))
+                waiting.append({"number": number, "command": command, "folder": str(folder)})
+            listed.write_text(json.dumps(waiting), encoding="utf-8")
+    made = json.loads(listed.read_text(encoding="utf-8"))
+    return [Waiting(w["number"], w["command"], Path(w["folder"])) for w in made], started
+
+
+def end_waits(started: Iterable[subprocess.Popen[bytes]]) -> None:
+    """Reap what :func:`start_waits` started (each has written its exit code by then, or is still running)."""
+    for process in started:
+        process.wait(timeout=600)

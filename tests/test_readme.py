@@ -12,11 +12,9 @@ the copy's root; a command that fails names its block.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
-import pytest
-from readme_helpers import INSTALL, ReadmeDemo, bash_blocks, copy_env, fresh_copy, run_block, start_block
+from readme_helpers import INSTALL, WAITS, ReadmeDemo, Waiting, bash_blocks, copy_env, numbered_commands, run_block
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP = [
@@ -28,14 +26,6 @@ SETUP = [
 #: A benchmark's exit codes: 1 says a measured rate missed its bar (seconds of sending are too few
 #: in a test to reach it); the README's command itself ran.
 MEASURED = {0, 1}
-
-
-def commands_of(block: str) -> list[str]:
-    """A block as its commands: benchmark lines one by one (each its own exit code), others whole."""
-    lines = block.splitlines()
-    if all(line.startswith("python benchmarks/") for line in lines):
-        return lines
-    return [block]
 
 
 def test_the_two_setup_commands_are_kept_word_for_word():
@@ -52,35 +42,11 @@ def test_the_readme_test_command_installs_what_ci_installs():
     assert extras and re.findall(r"pip install -e '(\.\[[^\]]*\])'", readme) == extras
 
 
-#: README commands that measure wall time and mostly sleep (the benchmarks' block: bench_pacing sends
-#: for a fixed time at rate-limited fakes; the block takes 46 s, 11 s of it CPU). Each runs in a fresh
-#: copy of its own, started before the demo (:func:`waiting`), and is waited for at the end, so the
-#: worker does not sit idle through it. Such a command reads nothing an earlier block writes; its
-#: exit code is checked as any other's.
-WAITS = ("bench_pacing.py",)
-
-
-def numbered_commands(blocks: list[str]) -> list[tuple[int, str]]:
-    """Every command after the two set-up blocks, with the number of its block."""
-    return [(number, command) for number, block in enumerate(blocks[2:], start=2) for command in commands_of(block)]
-
-
-@pytest.fixture(scope="session")
-def waiting(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str, subprocess.Popen[str]]]:
-    """The commands of :data:`WAITS`, started in a fresh copy of their own. Asked for before
-    ``readme_demo``, so they run while the demo does (or while this worker waits for the other
-    worker's demo) instead of after it."""
-    blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
-    copy = fresh_copy(tmp_path_factory.mktemp("readme-waits") / "clone ä")
-    env = copy_env(copy)
-    return [(number, command, start_block(command, copy, env)) for number, command in numbered_commands(blocks)
-            if any(name in command for name in WAITS)]
-
-
-def test_every_readme_block_runs_in_order_in_a_fresh_copy(waiting, readme_demo: ReadmeDemo):
+def test_every_readme_block_runs_in_order_in_a_fresh_copy(readme_waits: list[Waiting], readme_demo: ReadmeDemo):
     """Block 1's demo ran in the session's fresh copy (conftest.py's ``readme_demo``, which
     test_demo_matrix.py reads too); every later block runs after it, in order, in that copy
-    (a command of :data:`WAITS` alongside them, in a copy of its own)."""
+    (a command of readme_helpers.WAITS from the session's start, in a copy of its own:
+    conftest.py's ``readme_waits``)."""
     blocks = bash_blocks((REPO / "README.md").read_text(encoding="utf-8"))
     copy = readme_demo.copy
     env = copy_env(copy)
@@ -89,15 +55,17 @@ def test_every_readme_block_runs_in_order_in_a_fresh_copy(waiting, readme_demo: 
                                          f"{readme_demo.command}\n{readme_demo.stdout[-3000:]}\n"
                                          f"{readme_demo.stderr[-3000:]}")
     numbered = numbered_commands(blocks)
-    assert len(waiting) == len(WAITS), "a README command the test waits for is gone from the README"
+    assert len(readme_waits) == len(WAITS), "a README command the test waits for is gone from the README"
+    assert [(w.number, w.command) for w in readme_waits] == [
+        (number, command) for number, command in numbered if any(name in command for name in WAITS)]
     for number, command in numbered:  # every block after the demo, in order
         if any(name in command for name in WAITS):
             continue
         done = run_block(command, copy, env)
         assert done.returncode == 0, (f"README block {number} failed (exit {done.returncode}):\n"
                                       f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    for number, command, started in waiting:
-        stdout, stderr = started.communicate(timeout=600)
-        assert started.returncode in MEASURED, (f"README block {number} failed (exit {started.returncode}):\n"
-                                                f"{command}\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    for waited in readme_waits:
+        returncode, stdout, stderr = waited.result(timeout=600)
+        assert returncode in MEASURED, (f"README block {waited.number} failed (exit {returncode}):\n"
+                                        f"{waited.command}\n{stdout[-3000:]}\n{stderr[-3000:]}")
     assert (copy / "_eval_reports" / "grading" / "grading.json").is_file()

@@ -156,7 +156,9 @@ def test_two_processes_sharing_a_route_never_exceed_the_allowed_rate(tmp_path, m
 
 
 def test_a_budget_of_45_across_two_processes_lets_exactly_45_requests_through(tmp_path, make_fake):
-    fake = make_fake(OpenAIFake, default=Answer(text="ok"))
+    # Each reply takes 50 ms, as a provider's would, so the two processes' requests overlap and both
+    # meet the budget (a fake answering at once let the first send its 40 before the second started).
+    fake = make_fake(OpenAIFake, default=Answer(text="ok"), reply_delay=0.05)
     results = _run_two(tmp_path, fake, [40, 40], max_per_day=45)
     assert len(fake.requests) == 45
     assert sum(r["ok"] for r in results) == 45

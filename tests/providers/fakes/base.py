@@ -92,7 +92,8 @@ class FakeServer:
     limits_on_success = True
 
     def __init__(self, *, rate_window: tuple[int, float] | None = None, default: Any = None,
-                 limits: list[Limit] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 limits: list[Limit] | None = None, clock: Callable[[], float] = time.time,
+                 reply_delay: float = 0.0) -> None:
         if rate_window is not None and not limits:  # the older spelling: a sliding window of requests
             limits, rate_window = [Limit("requests", rate_window[0], rate_window[1], "sliding")], None
         self.limiter = Limiter(limits, clock) if limits else None
@@ -102,6 +103,9 @@ class FakeServer:
         self.requests: list[Recorded] = []
         self.rate_window = rate_window
         self.default = default
+        #: seconds every reply waits before it is written: a provider's own latency, for a test whose
+        #: clients must overlap (the fake answers in about a millisecond otherwise)
+        self.reply_delay = reply_delay
         self.rate_limited = 0
         self._starts: deque[float] = deque()
         self._lock = threading.Lock()
@@ -264,6 +268,9 @@ class FakeServer:
 
             def setup(self) -> None:
                 super().setup()
+                # Headers and body go out as two writes; with Nagle's algorithm on, the body waited
+                # for the client's delayed ACK of the headers, 40 ms a reply on Linux (issue 32).
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with server._lock:
                     server.connections += 1  # one handler per connection: reuse keeps this at one
 
@@ -307,8 +314,8 @@ class FakeServer:
                 self._write(reply)
 
             def _write(self, reply: Raw) -> None:
-                if reply.delay:
-                    time.sleep(reply.delay)
+                if reply.delay or server.reply_delay:
+                    time.sleep(reply.delay + server.reply_delay)
                 if reply.drop:
                     self.close_connection = True
                     try:
