@@ -69,7 +69,8 @@ def main() -> int:
                        if ours.verdicts.get(p) != theirs.verdicts.get(p))
     for pair, a, b in different:
         print(f"differs: {pair}: ours (utility, attack success) {a}, AgentDojo's {b}")
-    print(f"run time: ours {ours.seconds:.1f} s (run, records and grading), AgentDojo's {theirs.seconds:.1f} s")
+    ratio = f" ({ours.seconds / theirs.seconds:.2f}x)" if theirs.seconds else ""
+    print(f"run time: ours {ours.seconds:.2f} s (run, records and grading), AgentDojo's {theirs.seconds:.2f} s{ratio}")
     print("equal on every pair" if not different else f"{len(different)} pair(s) differ")
     return 1 if different else 0
 
