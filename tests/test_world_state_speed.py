@@ -9,8 +9,7 @@ import hashlib
 from hypothesis import given, strategies as st
 
 from pytest_assistant_eval.suites.calibration.world import services
-from pytest_assistant_eval.suites.calibration.world.state import _pk, canonical_json, diff_states, state_digest
-from pytest_assistant_eval.conversation.backend import FieldChange
+from pytest_assistant_eval.suites.calibration.world.state import canonical_json, diff_states, state_digest, table_changes
 
 # Values a field can hold, with the ones equal under == but written differently (1, 1.0, True, -0.0).
 _VALUE = st.one_of(st.sampled_from([1, 1.0, True, 0, 0.0, -0.0, False, None, "1", "é"]),
@@ -21,20 +20,7 @@ _STATE = st.dictionaries(st.sampled_from(["contacts", "cards", "other"]), st.lis
 
 def _walk(a, b):
     """The diff as it was before the shortcut: every table walked field by field."""
-    out = []
-    for table in sorted(set(a) | set(b)):
-        rows_a = {_pk(table, r): r for r in a.get(table, [])}
-        rows_b = {_pk(table, r): r for r in b.get(table, [])}
-        for key in sorted(set(rows_a) | set(rows_b)):
-            ra, rb = rows_a.get(key), rows_b.get(key)
-            if ra is None:
-                out.append(FieldChange(table, key, None, None, rb))
-            elif rb is None:
-                out.append(FieldChange(table, key, None, ra, None))
-            else:
-                out.extend(FieldChange(table, key, name, ra.get(name), rb.get(name))
-                           for name in sorted(set(ra) | set(rb)) if ra.get(name) != rb.get(name))
-    return out
+    return [change for table in sorted(set(a) | set(b)) for change in table_changes(table, a.get(table, []), b.get(table, []))]
 
 
 @given(st.lists(_STATE, min_size=1, max_size=8))

@@ -58,16 +58,22 @@ def diff_states(a: State, b: State) -> list[FieldChange]:
         if table in a and table in b and a[table] == b[table]:
             continue  # equal rows, no change (most tables of a cell: one comparison, not a field-by-field walk;
             # a state read from SQLite holds no NaN, the one value a field-by-field ``!=`` would call changed)
-        rows_a = {_pk(table, r): r for r in a.get(table, [])}
-        rows_b = {_pk(table, r): r for r in b.get(table, [])}
-        for key in sorted(set(rows_a) | set(rows_b)):
-            ra, rb = rows_a.get(key), rows_b.get(key)
-            if ra is None:
-                out.append(FieldChange(table, key, None, None, rb))
-            elif rb is None:
-                out.append(FieldChange(table, key, None, ra, None))
-            else:
-                for name in sorted(set(ra) | set(rb)):
-                    if ra.get(name) != rb.get(name):
-                        out.append(FieldChange(table, key, name, ra.get(name), rb.get(name)))
+        out.extend(table_changes(table, a.get(table, []), b.get(table, [])))
+    return out
+
+
+def table_changes(table: str, rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> list[FieldChange]:
+    """One table's differences, row by row (by primary key) and field by field."""
+    by_key_a = {_pk(table, r): r for r in rows_a}
+    by_key_b = {_pk(table, r): r for r in rows_b}
+    out: list[FieldChange] = []
+    for key in sorted(set(by_key_a) | set(by_key_b)):
+        ra, rb = by_key_a.get(key), by_key_b.get(key)
+        if ra is None:
+            out.append(FieldChange(table, key, None, None, rb))
+        elif rb is None:
+            out.append(FieldChange(table, key, None, ra, None))
+        else:
+            out.extend(FieldChange(table, key, name, ra.get(name), rb.get(name))
+                       for name in sorted(set(ra) | set(rb)) if ra.get(name) != rb.get(name))
     return out
