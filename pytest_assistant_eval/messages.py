@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -191,20 +192,27 @@ def _sorted_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-#: Each set of definitions' sorted JSON: key their ids, value (the definitions, held so no id is
-#: reused while its entry lives; the text). Bounded: past 256 sets it starts again.
-_SORTED_TOOLS: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], str]] = {}
+#: What is computed once per set of definitions: key (what, the definitions' ids), value (the
+#: definitions, held so no id is reused while its entry lives; the result). Bounded: past 256 sets it
+#: starts again. A definition is frozen and a level's live as long as the process.
+_PER_DEFINITIONS: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], Any]] = {}
+
+
+def once_per_definitions(what: str, tools: Iterable[Any], compute: Callable[[tuple[Any, ...]], Any]) -> Any:
+    """``compute(tuple(tools))``, computed once per ``what`` and set of definitions (the same in every
+    request of a level: their hash text, their size, a wire format's tools)."""
+    held = tuple(tools)
+    key = (what, tuple(map(id, held)))
+    known = _PER_DEFINITIONS.get(key)
+    if known is None or any(a is not b for a, b in zip(known[0], held)):
+        if len(_PER_DEFINITIONS) >= 256:
+            _PER_DEFINITIONS.clear()
+        known = _PER_DEFINITIONS[key] = (held, compute(held))
+    return known[1]
 
 
 def _sorted_tools(tools: list[ToolDefinition]) -> str:
-    held = tuple(tools)
-    key = tuple(map(id, held))
-    known = _SORTED_TOOLS.get(key)
-    if known is None or any(a is not b for a, b in zip(known[0], held)):
-        if len(_SORTED_TOOLS) >= 256:
-            _SORTED_TOOLS.clear()
-        known = _SORTED_TOOLS[key] = (held, _sorted_json([t.to_dict() for t in held]))
-    return known[1]
+    return once_per_definitions("sorted json", tools, lambda held: _sorted_json([t.to_dict() for t in held]))
 
 
 # -- a request's size (the conversation's compaction and the providers' quota, S4.9) ----------
@@ -215,21 +223,10 @@ def estimate_tokens(messages: list[Message], tools: tuple[ToolDefinition, ...]) 
     return chars // 4 + 4 * len(messages)
 
 
-#: Each set of definitions' total length: key their ids, value (the definitions, held so no id is reused
-#: while its entry lives; the total). Bounded: past 256 sets it starts again.
-_TOOLS_CHARS: dict[tuple[int, ...], tuple[tuple[ToolDefinition, ...], int]] = {}
-
-
 def _tools_chars(tools: tuple[ToolDefinition, ...]) -> int:
-    """``sum(_definition_chars(t) for t in tools)``, summed once per set of definitions (a level's
-    definitions are the same in every request, and the estimate is taken three times per request)."""
-    key = tuple(map(id, tools))
-    known = _TOOLS_CHARS.get(key)
-    if known is None or any(a is not b for a, b in zip(known[0], tools)):
-        if len(_TOOLS_CHARS) >= 256:
-            _TOOLS_CHARS.clear()
-        known = _TOOLS_CHARS[key] = (tuple(tools), sum(_definition_chars(t) for t in tools))
-    return known[1]
+    """``sum(_definition_chars(t) for t in tools)``, summed once per set of definitions (the estimate
+    is taken three times per request)."""
+    return once_per_definitions("chars", tools, lambda held: sum(_definition_chars(t) for t in held))
 
 
 _DEFINITION_CHARS: dict[int, tuple[Any, int]] = {}

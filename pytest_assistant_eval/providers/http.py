@@ -31,7 +31,7 @@ import httpx
 
 from pytest_assistant_eval.providers.reply_bounds import MAX_TOOL_CALLS
 from pytest_assistant_eval.providers.reply_bounds import loads as bounded_loads
-from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, Usage
+from pytest_assistant_eval.messages import ChatRequest, ChatResponse, Message, Usage, once_per_definitions
 from pytest_assistant_eval.providers.durations import parse_duration
 from pytest_assistant_eval.providers.errors import (
     Attempt,
@@ -92,22 +92,9 @@ class EncodedList(list):  # type: ignore[type-arg]
         return made
 
 
-#: The wire tools of each set of definitions, built once: key (format, the definitions' ids), value
-#: (the definitions, held so an id is never reused while its entry lives; the encoded tools).
-_WIRE_TOOLS: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], EncodedList]] = {}
-
-
 def wire_tools(wire_format: str, tools: Iterable[Any], build: Callable[[Any], Any]) -> EncodedList:
-    """``[build(t) for t in tools]`` as an :class:`EncodedList`, built once per set of definitions
-    (a definition is frozen; a level's live as long as the process). Bounded: past 256 sets it starts again."""
-    held = tuple(tools)
-    key = (wire_format, tuple(map(id, held)))
-    known = _WIRE_TOOLS.get(key)
-    if known is None or any(a is not b for a, b in zip(known[0], held)):
-        if len(_WIRE_TOOLS) >= 256:
-            _WIRE_TOOLS.clear()
-        known = _WIRE_TOOLS[key] = (held, EncodedList.of(build(t) for t in held))
-    return known[1]
+    """``[build(t) for t in tools]`` as an :class:`EncodedList`, built once per set of definitions."""
+    return once_per_definitions(f"wire {wire_format}", tools, lambda held: EncodedList.of(build(t) for t in held))
 
 
 def request_sha256(body: bytes) -> str:
