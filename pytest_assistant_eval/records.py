@@ -44,6 +44,13 @@ def dumps(data: Any, *, compact: bool = False) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: one ``write`` in practice, a short write goes on where it stopped."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_bytes_atomic(path: Path, data: bytes, *, mode: int = 0o644, sync_dir: bool = True,
                        sync: bool = True) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync

@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_assistant_eval.secret import Secrets
 from pytest_assistant_eval.redact import KEY_MARK, redact_keys, redact_keys_each  # noqa: F401 - KEY_MARK re-exported
-from pytest_assistant_eval.records import dumps, redact, write_text_atomic
+from pytest_assistant_eval.records import dumps, redact, write_all, write_text_atomic
 
 CHECKPOINT_FORMAT = "assistant-eval.checkpoint/2"
 #: Formats a resume continues: format 1 is the same whole checkpoint, without a journal.
@@ -163,9 +163,7 @@ class CheckpointJournal:
     def _append(self, raw: bytes) -> None:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            view = memoryview(raw)
-            while view:  # one write in practice; a short write goes on where it stopped
-                view = view[os.write(fd, view):]
+            write_all(fd, raw)
             if self.durable:
                 os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
         finally:

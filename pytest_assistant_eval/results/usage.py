@@ -33,7 +33,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from pytest_assistant_eval.records import RUN_FORMAT, RecordError, fsync_dir, read_json, write_json_atomic
+from pytest_assistant_eval.records import RUN_FORMAT, RecordError, fsync_dir, read_json, write_all, write_json_atomic
 
 COUNTS = ("requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_input_tokens", "cache_write_tokens")
 JOURNAL_DIR = ".usage"
@@ -77,9 +77,7 @@ class UsageJournal:
         raw = (json.dumps({"format": JOURNAL_FORMAT, "usage": self.totals}, ensure_ascii=False,
                           separators=(",", ":")) + "\n").encode("utf-8")
         assert self._fd is not None
-        view = memoryview(raw)
-        while view:  # one write in practice; a short write goes on where it stopped
-            view = view[os.write(self._fd, view):]
+        write_all(self._fd, raw)
         if self.durable:
             os.fdatasync(self._fd) if hasattr(os, "fdatasync") else os.fsync(self._fd)
 

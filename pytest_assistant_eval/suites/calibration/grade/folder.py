@@ -63,6 +63,7 @@ from pytest_assistant_eval.records import (
     RecordError,
     read_json,
     remove_stale_temporaries,
+    write_all,
 )
 
 #: Fields every record must have for grading to read it.
@@ -475,9 +476,7 @@ def _write_new(path: Path, data: bytes) -> None:
     the umask as ``open`` makes it; 16 of 36 us a cell, issue 32)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
 
