@@ -60,7 +60,7 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
     from pytest_assistant_eval.suites.calibration.world import services
     from pytest_assistant_eval.suites.calibration.world.build import build_world
 
-    seen: dict[str, list[Any]] = {"sent": [], "hashed": [], "calls": [], "journal": [], "usage": []}
+    seen: dict[str, list[Any]] = {"sent": [], "hashed": [], "calls": [], "journal": [], "usage": [], "whole": []}
     originals: list[tuple[Any, str, Any]] = []
 
     def spy(owner: Any, name: str, keep: Callable[..., None]) -> None:
@@ -77,6 +77,8 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
     spy(loop, "request_body_sha256", lambda request: seen["hashed"].append(request))
     spy(services.SqliteWorld, "call", lambda self, name, arguments, **kw: seen["calls"].append((name, arguments, kw)))
     spy(checkpoint.CheckpointJournal, "_append", lambda self, raw: seen["journal"].append(raw))
+    spy(checkpoint, "_write_whole", lambda path, data, durable, secrets=None: seen["whole"].append(
+        checkpoint.checkpoint_text(data, secrets)))
     spy(usage, "write_all", lambda fd, raw: seen["usage"].append(raw))
     world = build_world(tmp / "world", REPO / "calibration" / "world")
     os.environ.setdefault("OPENAI_COMPATIBLE_API_KEY", "sk-bench-0123456789")
@@ -96,6 +98,8 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
     finally:
         for owner, name, original in originals:
             setattr(owner, name, original)
+    empty = [name for name, kept in seen.items() if not kept]
+    assert not empty, f"the conversation left nothing to time for {empty}: a spy no longer sees its call"
     record = json.loads(session.record_path(cell).read_text())
     spec = options.models[0]
     return {**seen, "record": record, "secrets": session._secrets(), "world": world,
@@ -132,8 +136,8 @@ def measure(seen: dict[str, Any], tmp: Path, conversations: int) -> dict[str, fl
                     os.fdatasync(fd)
             finally:
                 os.close(fd)
-        whole = (lines / "checkpoint").read_text().split("\n", 1)[0]  # a whole checkpoint's size
-        write_text_atomic(lines / "first.json", whole + "\n", mode=0o600, sync_dir=False)
+        for whole in seen["whole"]:  # the cell's first checkpoint, whole
+            write_text_atomic(lines / "first.json", whole, mode=0o600, sync_dir=False)
         write_text_atomic(lines / "record.json", dumps(seen["record"], compact=True))
         for name in ("checkpoint", "usage"):
             (lines / name).unlink()
