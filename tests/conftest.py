@@ -117,12 +117,16 @@ def _share_compiled_modules() -> None:
     ``pytest`` a test starts compiled the package from source again: about 0.4 s of CPU a process,
     hundreds of times. The children now write their bytecode under one folder outside the tree
     (``PYTHONPYCACHEPREFIX``), so the calibration folder, whose bytes the world's content id
-    hashes, gets no ``__pycache__``, and a test sees the same sources either way (issue 32)."""
-    if os.environ.get("PYTHONPYCACHEPREFIX"):
-        return
-    prefix = Path(tempfile.gettempdir()) / f"pytest-assistant-eval-bytecode-{os.getuid()}"
-    prefix.mkdir(mode=0o700, exist_ok=True)
-    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    hashes, gets no ``__pycache__``, and a test sees the same sources either way (issue 32).
+
+    A prefix already set is kept, but ``PYTHONDONTWRITEBYTECODE`` goes either way: with a prefix,
+    Python reads compiled modules only from under it (the standard library's and site-packages'
+    own ``__pycache__`` included), so a prefix nothing may write to made every process compile
+    everything it imports from source: the suite took 1,019 s of CPU instead of 544 s."""
+    if not os.environ.get("PYTHONPYCACHEPREFIX"):
+        prefix = Path(tempfile.gettempdir()) / f"pytest-assistant-eval-bytecode-{os.getuid()}"
+        prefix.mkdir(mode=0o700, exist_ok=True)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
