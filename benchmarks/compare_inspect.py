@@ -27,6 +27,7 @@ import textwrap
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 VENV = Path.home() / ".cache" / "assistant-eval-bench" / "inspect-venv"
@@ -111,8 +112,8 @@ def served(base_url: str, client: str) -> int:
 
 # -- this harness --------------------------------------------------------------------------------
 
-def run_harness(base_url: str, tmp: Path, conversations: int) -> tuple[float, int, float]:
-    """(CPU seconds, requests, wall seconds) of ``conversations`` runs of the cell."""
+def harness_cell(base_url: str, tmp: Path) -> tuple[Any, Any]:
+    """(session, cell): the benchmark's cell, its world built and its folder prepared under ``tmp``."""
     sys.path.insert(0, str(REPO))
     from pytest_assistant_eval.run import session as runner
     from pytest_assistant_eval.suites.calibration.world.build import build_world
@@ -124,7 +125,12 @@ def run_harness(base_url: str, tmp: Path, conversations: int) -> tuple[float, in
                                 levels=("advanced",), stream=False)
     session = runner.RunSession(options)
     session.prepare_folders()
-    cell = next(c for c in session.cells if c.cell_id == "G01__advanced__r1")
+    return session, next(c for c in session.cells if c.cell_id == "G01__advanced__r1")
+
+
+def run_harness(base_url: str, tmp: Path, conversations: int) -> tuple[float, int, float]:
+    """(CPU seconds, requests, wall seconds) of ``conversations`` runs of the cell."""
+    session, cell = harness_cell(base_url, tmp)
     result = session.run_cell(cell)  # a warm-up conversation, not counted
     assert result.status == "done", result
     record_path = session.record_path(cell)

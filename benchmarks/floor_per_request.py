@@ -56,9 +56,7 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
 
     from pytest_assistant_eval.conversation import checkpoint, loop
     from pytest_assistant_eval.results import usage
-    from pytest_assistant_eval.run import session as runner
     from pytest_assistant_eval.suites.calibration.world import services
-    from pytest_assistant_eval.suites.calibration.world.build import build_world
 
     seen: dict[str, list[Any]] = {"sent": [], "hashed": [], "calls": [], "journal": [], "usage": [], "whole": []}
     originals: list[tuple[Any, str, Any]] = []
@@ -80,14 +78,7 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
     spy(checkpoint, "_write_whole", lambda path, data, durable, secrets=None: seen["whole"].append(
         checkpoint.checkpoint_text(data, secrets)))
     spy(usage, "write_all", lambda fd, raw: seen["usage"].append(raw))
-    world = build_world(tmp / "world", REPO / "calibration" / "world")
-    os.environ.setdefault("OPENAI_COMPATIBLE_API_KEY", "sk-bench-0123456789")
-    options = runner.RunOptions(world=world, out=tmp / "results", calibration=REPO / "calibration",
-                                models=(runner.ModelSpec("openai-compatible", "bench-harness", base_url=base_url),),
-                                levels=("advanced",), stream=False)
-    session = runner.RunSession(options)
-    session.prepare_folders()
-    cell = next(c for c in session.cells if c.cell_id == "G01__advanced__r1")
+    session, cell = compare_inspect.harness_cell(base_url, tmp)
     try:
         session.run_cell(cell)  # warm: the caches a long run has
         session.record_path(cell).unlink()
@@ -101,10 +92,9 @@ def capture(base_url: str, tmp: Path) -> dict[str, Any]:
     empty = [name for name, kept in seen.items() if not kept]
     assert not empty, f"the conversation left nothing to time for {empty}: a spy no longer sees its call"
     record = json.loads(session.record_path(cell).read_text())
-    spec = options.models[0]
-    return {**seen, "record": record, "secrets": session._secrets(), "world": world,
+    return {**seen, "record": record, "secrets": session._secrets(), "world": session.options.world,
             "variant": session.suite.prepare(cell, session.models[cell.model]).variant,
-            "requests": len(record["requests"]), "session": session, "spec": spec}
+            "requests": len(record["requests"]), "session": session}
 
 
 def measure(seen: dict[str, Any], tmp: Path, conversations: int) -> dict[str, float]:
