@@ -63,3 +63,34 @@ def test_a_module_missing_a_deferred_constant_is_named(tmp_path, monkeypatch):
         light_import._constants(str(source), ("WANTED",))
     source.write_text("WANTED: list[str] = ['a']\nLATER = f()\n", encoding="utf-8")
     assert light_import._constants(str(source), ("WANTED",)) == {"WANTED": ["a"]}
+
+
+def test_building_a_pipeline_runs_neither_the_anthropic_nor_the_google_sdk():
+    out = _run("import sys\n"
+               "import pytest_assistant_eval.suites.agentdojo\n"
+               "from pytest_assistant_eval.suites.agentdojo.light_import import is_deferred\n"
+               "from pytest_assistant_eval.suites.agentdojo.defenses import pipeline_shape\n"
+               "shapes = [pipeline_shape(d, 'gpt-4o-2024-05-13') for d in (None, 'tool_filter', 'repeat_user_prompt')]\n"
+               "print([is_deferred(sys.modules[m]) for m in ('anthropic', 'google.genai')],\n"
+               "      [s.name for s in shapes], 'openai' in sys.modules)")
+    assert out == ("[True, True] ['gpt-4o-2024-05-13', 'gpt-4o-2024-05-13-tool_filter', "
+                   "'gpt-4o-2024-05-13-repeat_user_prompt'] True")
+
+
+def test_a_client_class_named_before_its_module_ran_is_the_real_class_at_first_use():
+    out = _run("import os, sys\n"
+               "os.environ['ANTHROPIC_API_KEY'] = 'sk-ant-light-import-test'\n"
+               "import pytest_assistant_eval.suites.agentdojo\n"
+               "from pytest_assistant_eval.suites.agentdojo.light_import import StandIn, is_deferred\n"
+               "from agentdojo.agent_pipeline.agent_pipeline import AgentPipeline\n"
+               "import agentdojo.agent_pipeline.agent_pipeline as ap\n"
+               "held = isinstance(vars(ap)['AnthropicLLM'], StandIn) and is_deferred(sys.modules['anthropic'])\n"
+               "llm = ap.get_llm('anthropic', 'claude-3-5-sonnet-20241022', None, 'tool')\n"
+               "real = sys.modules['agentdojo.agent_pipeline.llms.anthropic_llm'].AnthropicLLM\n"
+               "class Mine(ap.GoogleLLM):\n"
+               "    pass\n"
+               "google = sys.modules['agentdojo.agent_pipeline.llms.google_llm'].GoogleLLM\n"
+               "print(held, type(llm) is real, isinstance(llm, ap.AnthropicLLM), issubclass(real, ap.AnthropicLLM),\n"
+               "      Mine.__mro__[1] is google, ap.GoogleLLM.query is google.query,\n"
+               "      is_deferred(sys.modules['anthropic']), isinstance(real, type))")
+    assert out == "True True True True True True False True"

@@ -15,6 +15,14 @@ plain constants our side reads (taken from the source by ``ast``, never restated
 executed for real the first time anything else is asked of them (PEP 562's module
 ``__getattr__``). A defense that needs ``OpenAILLM`` or ``AgentPipeline`` therefore gets the real
 class: it is only the import that is deferred. docs/agentdojo.md says so.
+
+Building a pipeline (``defenses.pipeline_shape``, at every cell's start) runs ``agent_pipeline``
+for real, and its top imports the Anthropic and Google SDKs for ``get_llm``, which makes a client
+for a model named by a string; our runs hand it a stand-in model, so ``get_llm`` never runs. Those
+two SDKs cost 2.0 of the 2.6 s a process took to build its first pipeline. So the clients' modules
+(:data:`CLIENT_CLASSES`) are deferred as well, each class named in them by a :class:`StandIn` that is
+the real class on first use (a call, ``isinstance``, a subclass, an attribute), and the two SDKs
+(:data:`CLIENT_SDKS`) are deferred just before a deferred module runs for real.
 """
 
 from __future__ import annotations
@@ -34,7 +42,59 @@ DEFERRED: dict[str, tuple[str, ...]] = {
     "agentdojo.agent_pipeline.agent_pipeline": ("DEFENSES", "TOOL_FILTER_PROMPT"),
 }
 
+#: The model clients' modules AgentDojo's pipeline imports for ``get_llm`` → the classes it takes from
+#: them, named by stand-ins until the module runs (``tool_execution`` reads a constant of google_llm).
+CLIENT_CLASSES: dict[str, tuple[str, ...]] = {
+    "agentdojo.agent_pipeline.llms.anthropic_llm": ("AnthropicLLM",),
+    "agentdojo.agent_pipeline.llms.google_llm": ("GoogleLLM",),
+}
+#: The SDKs ``agent_pipeline`` imports at its top for those clients (``import anthropic``, ``from
+#: google import genai``); deferred only once a deferred module runs, so loading the suites alone
+#: leaves them out of ``sys.modules``.
+CLIENT_SDKS = ("anthropic", "google.genai")
+
 _lock = threading.RLock()
+
+
+class StandIn:
+    """A class of a deferred module, named before the module has run; the real class at its first use.
+
+    ``from m import C`` takes ``C`` from the module's namespace without asking ``__getattr__``, so
+    a class AgentDojo's pipeline imports but never uses would run its module (and its SDK). This
+    object is what the name holds until then: calling it, ``isinstance``/``issubclass`` against it,
+    subclassing it (``__mro_entries__``) or reading an attribute runs the module and hands the
+    question to the real class. The name then still holds the stand-in where it was imported."""
+
+    def __init__(self, module: str, name: str, run_for_real: Any) -> None:
+        self._where = (module, name)
+        self._run_for_real = run_for_real
+
+    def real(self) -> Any:
+        found = self._run_for_real(self._where[1])
+        if found is self:
+            raise ImportError(f"{self._where[0]} ran but defines no {self._where[1]} (an AgentDojo release "
+                              "light_import does not know)")
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.real()(*args, **kwargs)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, self.real())
+
+    def __subclasscheck__(self, subclass: type) -> bool:
+        return issubclass(subclass, self.real())
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (self.real(),)
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)  # copy, pickle and the like probing the object itself
+        return getattr(self.real(), attribute)
+
+    def __repr__(self) -> str:
+        return f"<stand-in for {self._where[0]}.{self._where[1]}, not loaded yet>"
 
 
 def install() -> bool:
@@ -43,10 +103,17 @@ def install() -> bool:
     with _lock:
         if importlib.util.find_spec("agentdojo") is None:
             return False
-        for name in DEFERRED:
+        for name in (*DEFERRED, *CLIENT_CLASSES):
             if name not in sys.modules:
                 _defer(name)
         return True
+
+
+def _defer_client_sdks() -> None:
+    """Defer :data:`CLIENT_SDKS` not imported yet (before a deferred module runs for real)."""
+    for name in CLIENT_SDKS:
+        if name not in sys.modules:
+            _defer(name)
 
 
 def is_deferred(module: ModuleType) -> bool:
@@ -56,12 +123,16 @@ def is_deferred(module: ModuleType) -> bool:
 
 def _defer(name: str) -> None:
     parent, _, leaf = name.rpartition(".")
-    importlib.import_module(parent)  # the parents come first, as the import system would
-    spec = importlib.util.find_spec(name)
+    if parent:
+        importlib.import_module(parent)  # the parents come first, as the import system would
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:  # a parent missing: the SDK is not installed, and there is nothing to defer
+        return
     if spec is None or spec.loader is None or spec.origin is None:
         return
     module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(_constants(spec.origin, DEFERRED[name]))
+    module.__dict__.update(_constants(spec.origin, DEFERRED.get(name, ())))
 
     def run_for_real(attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__") and attribute != "__all__":
@@ -70,6 +141,7 @@ def _defer(name: str) -> None:
             raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
         with _lock:
             if is_deferred(module):
+                _defer_client_sdks()
                 del module.__dict__["__getattr__"]
                 try:
                     spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -83,8 +155,10 @@ def _defer(name: str) -> None:
 
     run_for_real._defers = True  # type: ignore[attr-defined]
     module.__dict__["__getattr__"] = run_for_real
+    module.__dict__.update({cls: StandIn(name, cls, run_for_real) for cls in CLIENT_CLASSES.get(name, ())})
     sys.modules[name] = module
-    setattr(sys.modules[parent], leaf, module)
+    if parent:
+        setattr(sys.modules[parent], leaf, module)
 
 
 def _source_tree(path: str) -> ast.Module:
