@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,10 +55,26 @@ def world_dir(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def readme_demo(shared_dir: Path) -> readme_helpers.ReadmeDemo:
+def readme_demo(shared_dir: Path, _readme_demo_early: threading.Thread | None) -> readme_helpers.ReadmeDemo:
     """The README's fresh copy with its demo command run in it: once per session, for
     tests/test_readme.py and tests/test_demo_matrix.py alike (see tests/readme_helpers.py)."""
     return readme_helpers.readme_demo(shared_dir)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _readme_demo_early(request: pytest.FixtureRequest, shared_dir: Path) -> Iterator[threading.Thread | None]:
+    """The README's demo, started at the session's first test in a thread of each worker (the first
+    thread to take readme_demo's file lock runs it; the other finds it made), so no worker sits idle
+    through its 23 s while the other runs it: each goes on with other tests, and the tests that
+    read the demo (test_demo_matrix, test_readme) come after the longest ones (SLOW_FIRST)."""
+    if not any("readme_demo" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        yield None
+        return
+    early = threading.Thread(target=readme_helpers.readme_demo, args=(shared_dir, dict(os.environ)),
+                             name="readme-demo", daemon=True)
+    early.start()
+    yield early
+    early.join(timeout=600)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -86,12 +103,14 @@ def _graded_cache(shared_dir: Path) -> Iterator[None]:
 #: test started last would keep one worker busy after the other has finished. Whole files move,
 #: in their own order, so each worker still builds a file's module fixtures once.
 SLOW_FIRST = (
-    "test_demo_matrix.py",      # reads the README's demo run (readme_demo: once per session, either file first)
     "test_secret_scan.py",
     "test_crash_resume.py",
     "test_plugin_cells.py",     # runs at 0 and 2 workers, once for the module
     "test_no_key_leaks.py",
     "test_report.py",
+    # Reads the README's demo run, which starts at the session's first test (_readme_demo_early) and
+    # is made by the time the files above have been handed out.
+    "test_demo_matrix.py",
     # Every README block in a fresh copy: after the demo it shares is made and once the benchmark it
     # waits for (readme_waits, from the session's start) has mostly run, so its worker waits for neither.
     "test_readme.py",

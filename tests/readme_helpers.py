@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,10 +45,11 @@ def fresh_copy(target: Path) -> Path:
     return target
 
 
-def copy_env(copy: Path) -> dict[str, str]:
-    """The environment a README block runs in: the copy's package first, no pytest worker's variables."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER",
-                                                             "PYTEST_XDIST_TESTRUNUID", "PYTEST_CURRENT_TEST")}
+def copy_env(copy: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a README block runs in (``base``, else this process's): the copy's package
+    first, no pytest worker's variables."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_CURRENT_TEST")}
     env["PYTHONPATH"] = str(copy)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -81,8 +82,10 @@ class ReadmeDemo:
         return self.copy / Path(found.group(1)).parent
 
 
-def readme_demo(shared: Path) -> ReadmeDemo:
-    """The session's one fresh copy with the README's first command's demo run in it."""
+def readme_demo(shared: Path, environ: Mapping[str, str] | None = None) -> ReadmeDemo:
+    """The session's one fresh copy with the README's first command's demo run in it (in ``environ``,
+    else this process's environment: a thread started early passes the one it started in, so no
+    test's patched variable reaches the demo)."""
     where = shared / "readme"
     done = shared / "readme.json"
     with FileLock(str(shared / "readme.lock")):
@@ -90,7 +93,7 @@ def readme_demo(shared: Path) -> ReadmeDemo:
             shutil.rmtree(where, ignore_errors=True)
             copy = fresh_copy(where / "clone ä")
             command = bash_blocks((copy / "README.md").read_text(encoding="utf-8"))[0].removeprefix(INSTALL)
-            ran = run_block(command, copy, copy_env(copy))
+            ran = run_block(command, copy, copy_env(copy, environ))
             done.write_text(json.dumps({"copy": str(copy), "command": command, "returncode": ran.returncode,
                                         "stdout": ran.stdout, "stderr": ran.stderr}), encoding="utf-8")
     made = json.loads(done.read_text(encoding="utf-8"))
