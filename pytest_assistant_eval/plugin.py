@@ -364,6 +364,20 @@ def assistant_eval_cell_runner(request: pytest.FixtureRequest) -> Any:
     return run
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """A cells module is imported without writing its compiled copy beside it: it lives in the
+    calibration folder, an input no run writes into (write_rules' rule 2), and Python left
+    ``calibration/__pycache__`` there on every run that was allowed to write bytecode."""
+    if not isinstance(collector, pytest.Module):
+        return (yield)
+    before, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = before
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A cell's report is redacted with the run's keys before pytest prints it or writes junit."""

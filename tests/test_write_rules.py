@@ -8,6 +8,7 @@ and the files it would have overwritten are unchanged.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,21 @@ def test_run_never_writes_its_results_into_the_world(world_dir, tmp_path):
     done = _run(world_dir, world_dir / "results", "oracle", cwd=tmp_path)
     assert done.returncode != 0 and "never into a world or a calibration folder" in done.stdout + done.stderr
     assert _tree(world_dir) == before
+
+
+def test_a_run_allowed_to_write_bytecode_leaves_no_compiled_cells_in_the_calibration_folder(world_dir, tmp_path):
+    calibration = tmp_path / "calibration"
+    shutil.copytree(CALIBRATION, calibration, ignore=shutil.ignore_patterns("__pycache__", "results*.jsonl"))
+    before = _tree(calibration)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTEST_ADDOPTS")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-c", str(calibration / "pytest.ini"), "--rootdir",
+                           str(calibration), "--calibration-dir", str(calibration), f"--world={world_dir}",
+                           f"--out={tmp_path / 'results'}", "--provider", "scripted", "--model", "oracle", "-q",
+                           "-k", "T01 and basic", str(calibration / "cells.py")],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert _tree(calibration) == before, sorted(set(_tree(calibration)) - set(before))
 
 
 def test_a_model_named_dot_dot_never_writes_into_the_parent_of_out(calibration_dir, world_dir, tmp_path):
