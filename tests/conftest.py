@@ -54,7 +54,7 @@ def world_dir(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def readme_demo(shared_dir: Path, _readme_demo_early: threading.Thread | None) -> readme_helpers.ReadmeDemo:
+def readme_demo(shared_dir: Path) -> readme_helpers.ReadmeDemo:
     """The README's fresh copy with its demo command run in it: once per session, for
     tests/test_readme.py and tests/test_demo_matrix.py alike (see tests/readme_helpers.py)."""
     return readme_helpers.readme_demo(shared_dir)
@@ -151,9 +151,10 @@ def _compile_the_package_once(config: pytest.Config) -> None:
     In a fresh checkout the package has no bytecode yet, and the children started in the first
     half-minute (dozens of them, side by side) each compiled all of it from source: the first
     ``.ci/run`` of a fresh clone took 318 s, a second run in the same clone 290 s. Compiling it
-    here costs 0.3 s of CPU, once. The calibration folder is left alone: it holds only the
+    here costs 0.3 s of CPU, once (under a bytecode prefix the machine sets, if any, where the
+    children read too). The calibration folder is left alone: it holds only the
     cells module, which no run may compile into it (the plugin's rule, tests/test_write_rules.py)."""
-    if hasattr(config, "workerinput") or os.environ.get("PYTHONPYCACHEPREFIX"):
+    if hasattr(config, "workerinput"):
         return
     import compileall
 

@@ -98,7 +98,7 @@ class StandIn:
 
 
 def install() -> bool:
-    """Defer the modules of :data:`DEFERRED` that are not imported yet; False when AgentDojo is
+    """Defer the modules of :data:`DEFERRED` and :data:`CLIENT_CLASSES` not imported yet; False when AgentDojo is
     not installed (the ``[agentdojo]`` extra is optional). Safe to call any number of times."""
     with _lock:
         if importlib.util.find_spec("agentdojo") is None:
@@ -117,7 +117,8 @@ def _defer_client_sdks() -> None:
 
 
 def is_deferred(module: ModuleType) -> bool:
-    """Whether a module of :data:`DEFERRED` still waits for its first use."""
+    """Whether a deferred module (of :data:`DEFERRED`, :data:`CLIENT_CLASSES` or :data:`CLIENT_SDKS`) still
+    waits for its first use."""
     return "__getattr__" in vars(module) and getattr(vars(module)["__getattr__"], "_defers", False)
 
 
