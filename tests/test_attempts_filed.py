@@ -34,6 +34,20 @@ def _argv(world, out, url):
             str(CALIBRATION / "cells.py")]
 
 
+def _wait_for_filing(out, until):
+    """Until the checkpoint holds both failed attempts and run.json both requests (or ``until``):
+    what a kill during the wait must find (a polled file, not a fixed sleep of most of the wait)."""
+    while time.monotonic() < until:
+        try:
+            attempts = load_checkpoint(out / "partial" / "G01__basic__r1.json")["attempts"]
+            requests = sum(u["requests"] for u in read_usage(out / "run.json").values())
+        except (OSError, ValueError, KeyError):  # not written yet, or mid-write: look again
+            attempts, requests = [], 0
+        if len(attempts) == 2 and requests == 2:
+            return
+        time.sleep(0.05)
+
+
 def test_a_kill_during_a_retry_backoff_loses_no_attempt_and_no_usage(calibration_dir, world_dir, tmp_path):
     cls, suffix = REFERENCE_FAKES["openai"]
     out = tmp_path / "results"
@@ -47,7 +61,8 @@ def test_a_kill_during_a_retry_backoff_loses_no_attempt_and_no_usage(calibration
             while len(fake.requests) < 2 and time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.05)
             assert len(fake.requests) == 2, f"the second attempt was sent, and the run waits {RETRY_DELAY} s to retry"
-            time.sleep(2)  # well inside the wait: 2 s to file the attempt, 3 s to spare
+            _wait_for_filing(out, time.monotonic() + RETRY_DELAY - 1)  # both filed, well inside the wait
+            assert len(fake.requests) == 2, "the kill lands inside the wait, before the third attempt"
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
