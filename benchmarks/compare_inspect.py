@@ -17,6 +17,7 @@ it cannot be installed, the harness's figure is printed alone and the reason sai
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -27,7 +28,7 @@ import textwrap
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 VENV = Path.home() / ".cache" / "assistant-eval-bench" / "inspect-venv"
@@ -101,6 +102,19 @@ def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
         time.sleep(0.02)
     proc.kill()
     raise SystemExit("the fake server did not start")
+
+
+@contextlib.contextmanager
+def fake_server(prefix: str) -> Iterator[tuple[Path, str]]:
+    """(a scratch folder, the fake's base URL); the server stopped and the folder removed after."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    proc, base_url = start_server(tmp)
+    try:
+        yield tmp, base_url
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def served(base_url: str, client: str) -> int:
@@ -238,9 +252,7 @@ def main() -> int:
     if args.serve:
         serve(args.serve)
         return 0
-    tmp = Path(tempfile.mkdtemp(prefix="compare-inspect-"))
-    proc, base_url = start_server(tmp)
-    try:
+    with fake_server("compare-inspect-") as (tmp, base_url):
         cpu, requests, wall = run_harness(base_url, tmp, args.conversations)
         ours = cpu / requests * 1000
         print(f"harness:    {requests} requests, CPU {ours:.2f} ms per request (wall {wall / requests * 1000:.2f} ms)")
@@ -257,10 +269,6 @@ def main() -> int:
         print(f"inspect_ai: {requests} requests, CPU {theirs:.2f} ms per request (wall {wall / requests * 1000:.2f} ms)"
               f" [inspect_ai {version}]")
         print(f"ratio harness / inspect_ai: {ours / theirs:.2f}")
-    finally:
-        proc.kill()
-        proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

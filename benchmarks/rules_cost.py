@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -100,9 +97,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--harness-only", action="store_true")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="rules-cost-"))
-    proc, base_url = compare_inspect.start_server(tmp)
-    try:
+    with compare_inspect.fake_server("rules-cost-") as (tmp, base_url):
         python, how = (None, "--harness-only") if args.harness_only else compare_inspect.ensure_inspect()
         theirs: list[float] = []
         if python is not None:
@@ -127,10 +122,6 @@ def main() -> int:
                   + ", ".join(f"{t:.2f}" for t in theirs) + ")")
         else:
             print(f"inspect_ai: not measured: {how}")
-    finally:
-        proc.kill()
-        proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
